@@ -1,0 +1,126 @@
+"""A scripted fake model and small helpers shared by the contract tests.
+
+Only the SDK's public API is used, so the same file runs against every release. The model
+keeps no reference to what the runner passes it (tools and handoffs hold agents).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import weakref
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agents import Agent, function_tool, handoff
+from agents.models.interface import Model
+from agents.usage import Usage
+from openai.types.responses import (
+    Response,
+    ResponseCompletedEvent,
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+try:
+    from agents.items import ModelResponse
+except ImportError:  # pragma: no cover
+    from agents import ModelResponse
+
+
+def message(text: str) -> ResponseOutputMessage:
+    return ResponseOutputMessage(
+        id="msg_1",
+        content=[ResponseOutputText(annotations=[], text=text, type="output_text")],
+        role="assistant",
+        status="completed",
+        type="message",
+    )
+
+
+def tool_call(name: str, arguments: dict[str, Any] | None = None, call_id: str = "call_1"):
+    return ResponseFunctionToolCall(
+        id=f"fc_{call_id}",
+        call_id=call_id,
+        name=name,
+        arguments=json.dumps(arguments or {}),
+        type="function_call",
+    )
+
+
+class ScriptedModel(Model):
+    """Answers each turn with the next scripted list of output items; the last one repeats."""
+
+    def __init__(self, *turns: list[Any]) -> None:
+        self.turns = list(turns)
+
+    def _next(self) -> list[Any]:
+        return self.turns.pop(0) if len(self.turns) > 1 else self.turns[0]
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+        return ModelResponse(output=self._next(), usage=Usage(), response_id=None)
+
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        response = Response(
+            id="resp_1",
+            created_at=0,
+            model="scripted",
+            object="response",
+            output=self._next(),
+            tool_choice="none",
+            tools=[],
+            top_p=None,
+            parallel_tool_calls=False,
+        )
+        yield ResponseCompletedEvent(
+            type="response.completed", response=response, sequence_number=0
+        )
+
+
+@function_tool
+def lookup_city(country: str) -> str:
+    """Return the capital of a country."""
+    return "Paris"
+
+
+def answering_agent(name: str = "answerer", text: str = "Paris") -> Agent[Any]:
+    """An agent whose run ends on turn 1 with a text answer (the shape of issue #2008)."""
+    return Agent(name=name, instructions="Answer.", model=ScriptedModel([message(text)]))
+
+
+def tool_agent(name: str = "tooler") -> Agent[Any]:
+    """Three turns: two function-tool calls, then an answer."""
+    model = ScriptedModel(
+        [tool_call("lookup_city", {"country": "France"}, "call_1")],
+        [tool_call("lookup_city", {"country": "Italy"}, "call_2")],
+        [message("Paris and Rome")],
+    )
+    return Agent(name=name, instructions="Use tools.", model=model, tools=[lookup_city])
+
+
+def handoff_agents() -> tuple[Agent[Any], Agent[Any]]:
+    """A triage agent A that hands off to B; B answers."""
+    target = answering_agent("target", "handled")
+    source = Agent(
+        name="source",
+        instructions="Hand off.",
+        model=ScriptedModel([tool_call("transfer_to_target")]),
+        handoffs=[handoff(target)],
+    )
+    return source, target
+
+
+def looping_agent(name: str = "looper") -> Agent[Any]:
+    """Calls a tool on every turn, so any max_turns is exceeded."""
+    model = ScriptedModel([tool_call("lookup_city", {"country": "France"})])
+    return Agent(name=name, instructions="Loop.", model=model, tools=[lookup_city])
+
+
+def collected(*refs: weakref.ref[Any]) -> bool:
+    gc.collect()
+    return all(ref() is None for ref in refs)
+
+
+def alive(refs: list[weakref.ref[Any]]) -> int:
+    return sum(ref() is not None for ref in refs)

@@ -1,0 +1,60 @@
+"""Point 2: after release and gc the agent is gone; the result says so instead of lying."""
+
+import gc
+import weakref
+
+import pytest
+from agents import Runner
+from agents.exceptions import AgentsException
+from support import answering_agent, collected
+
+
+async def test_release_agents_frees_agent():
+    agent = answering_agent()
+    ref = weakref.ref(agent)
+    result = await Runner.run(agent, "Capital of France?")
+    result.release_agents()
+    del agent
+    assert collected(ref)
+    assert all(item.agent is None for item in result.new_items)
+
+
+async def test_last_agent_raises_once_agent_is_gone():
+    agent = answering_agent()
+    result = await Runner.run(agent, "Capital of France?")
+    result.release_agents()
+    del agent
+    gc.collect()
+    with pytest.raises(AgentsException):
+        _ = result.last_agent
+
+
+async def test_released_agent_still_reachable_while_caller_holds_it():
+    agent = answering_agent()
+    result = await Runner.run(agent, "Capital of France?")
+    result.release_agents()
+    gc.collect()
+    assert result.last_agent is agent
+    assert all(item.agent is agent for item in result.new_items)
+
+
+async def test_release_agents_can_leave_items_alone():
+    agent = answering_agent()
+    ref = weakref.ref(agent)
+    result = await Runner.run(agent, "Capital of France?")
+    result.release_agents(release_new_items=False)
+    del agent
+    gc.collect()
+    assert all(item.agent is ref() is not None for item in result.new_items)
+    assert result.last_agent is ref()
+
+
+async def test_item_release_agent_frees_agent():
+    agent = answering_agent()
+    ref = weakref.ref(agent)
+    items = list((await Runner.run(agent, "Capital of France?")).new_items)
+    for item in items:
+        item.release_agent()
+    del agent
+    assert collected(ref)
+    assert all(item.agent is None for item in items)
