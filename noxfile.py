@@ -44,7 +44,8 @@ def _cell_param(python: str, version: str, variant: str):
         version,
         variant,
         id=f"{version}-{variant}-py{python}",
-        tags=[variant, f"sdk-{version}", f"py{python}"],
+        tags=[variant, f"sdk-{version}", f"py{python}"]
+        + (["ci"] if sdk_matrix.in_ci(python, version) else []),
     )
 
 
@@ -111,6 +112,76 @@ def lint(session: nox.Session) -> None:
     session.install("ruff==0.14.7")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+def _upstream_checks(session: nox.Session, tree: Path, label: str) -> dict[str, set[str]]:
+    """Run the tag's own suite, ruff and mypy in `tree` with the tag's own uv.lock."""
+    junit = tree.parent / f"upstream-{label}.xml"
+    run = ["uv", "run", "--frozen", "--directory", str(tree)]
+    session.run(
+        *run,
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={junit}",
+        success_codes=[0, 1],
+        silent=True,
+    )
+    ruff = session.run(
+        *run,
+        "ruff",
+        "check",
+        "--output-format=concise",
+        "src",
+        "tests",
+        success_codes=[0, 1],
+        silent=True,
+    )
+    mypy = session.run(*run, "mypy", "src", success_codes=[0, 1], silent=True)
+    found = {
+        "tests": sdk_matrix.junit_failures(junit),
+        "ruff": {line for line in ruff.splitlines() if ": " in line},
+        "mypy": {line for line in mypy.splitlines() if ": error:" in line},
+    }
+    session.log(
+        f"{label}: {sdk_matrix.junit_counts(junit)}; ruff {len(found['ruff'])}, "
+        f"mypy {len(found['mypy'])} findings"
+    )
+    return found
+
+
+@nox.session(venv_backend="none", default=False)
+def upstream(session: nox.Session) -> None:
+    """Each patched release's own test suite, ruff and mypy (its own uv.lock), unpatched
+    and patched: the series must add no failure. `-- <version>...` to limit."""
+    new_failures = []
+    for version in session.posargs or sdk_matrix.patched_versions():
+        tree = Path(session.create_tmp()) / f"upstream-{version}"
+        try:
+            sdk_matrix.make_tree(version, tree, SDISTS)
+        except sdk_matrix.MatrixError as exc:
+            session.error(str(exc))
+        env = {"UV_PROJECT_ENVIRONMENT": str(tree / ".venv"), "VIRTUAL_ENV": None}
+        session.run(
+            "uv",
+            "sync",
+            "--frozen",
+            "--all-extras",
+            "--python",
+            "3.11",
+            "--directory",
+            str(tree),
+            silent=True,
+            env=env,
+        )
+        before = _upstream_checks(session, tree, f"{version}-unpatched")
+        sdk_matrix.apply_series(version, tree)
+        after = _upstream_checks(session, tree, f"{version}-patched")
+        for kind in after:
+            new_failures += [f"{version} {kind}: {x}" for x in sorted(after[kind] - before[kind])]
+    if new_failures:
+        session.error("the series add failures:\n" + "\n".join(new_failures))
 
 
 def _version_arg(session: nox.Session) -> str:

@@ -20,6 +20,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from xml.etree import ElementTree
 
 from packaging.version import InvalidVersion, Version
 
@@ -131,6 +132,17 @@ def cells(python: str | None = None) -> list[tuple[str, str, str]]:
             if rel.version in patched:
                 out.append((py, rel.version, "patched"))
     return out
+
+
+CI_PYTHON = "3.11"
+LAST_BEFORE_FIX = "0.5.1"
+
+
+def in_ci(python: str, version: str) -> bool:
+    """CI runs every release on CI_PYTHON; on the others, the oldest and newest release they
+    support and the last one before upstream's fix."""
+    supported = [r.version for r in RELEASES.values() if python in r.pythons]
+    return python == CI_PYTHON or version in (supported[0], LAST_BEFORE_FIX, supported[-1])
 
 
 # --- sdists and trees -------------------------------------------------------------------------
@@ -272,6 +284,23 @@ def export_series(version: str, tree: Path, dest: Path) -> list[Path]:
                 old.unlink()
         dest.mkdir(parents=True, exist_ok=True)
         return [Path(shutil.copy(f, dest / f.name)) for f in written]
+
+
+def junit_failures(junit: Path) -> set[str]:
+    """Ids of the failed and errored tests in a JUnit file."""
+    root = ElementTree.parse(junit).getroot()
+    return {
+        f"{case.get('classname')}::{case.get('name')}"
+        for case in root.iter("testcase")
+        if case.find("failure") is not None or case.find("error") is not None
+    }
+
+
+def junit_counts(junit: Path) -> str:
+    suite = next(ElementTree.parse(junit).getroot().iter("testsuite"))
+    total, skipped = int(suite.get("tests", 0)), int(suite.get("skipped", 0))
+    failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+    return f"{total - skipped - failed} passed, {failed} failed, {skipped} skipped"
 
 
 # --- expectations -----------------------------------------------------------------------------

@@ -45,9 +45,10 @@ def pytest_report_header(config):
     return f"openai-agents {SDK} ({VARIANT}) on Python {platform.python_version()}; {deps}"
 
 
-def _selectors(item: pytest.Item) -> tuple[str, str]:
+def _selectors(item: pytest.Item) -> set[str]:
+    """`point`, `point::test` and `point::test[params]`: the ways expectations name tests."""
     point = Path(str(item.fspath)).stem.removeprefix("test_")
-    return point, f"{point}::{getattr(item, 'originalname', item.name)}"
+    return {point, f"{point}::{getattr(item, 'originalname', item.name)}", f"{point}::{item.name}"}
 
 
 def pytest_collection_modifyitems(config, items):

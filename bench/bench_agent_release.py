@@ -1,0 +1,217 @@
+"""What the agent-release fix costs, measured inside one SDK environment.
+
+`python bench/bench_agent_release.py` measures the installed `openai-agents` and prints one JSON
+object. `nox -s bench` runs it in fresh processes, round after round, alternating the two
+environments of a pair (unpatched and patched), and compares them with the helpers at the top of
+this file, which are stdlib only so the noxfile and the tests import them without an SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import gc
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+import timeit
+import tracemalloc
+import weakref
+from pathlib import Path
+
+COMPAT_TESTS = Path(__file__).resolve().parents[1] / "compat_tests"
+MIN_TIME = 0.05  # seconds: the shortest timed measurement of a micro-benchmark
+MIN_RUN_TIME = 0.2  # seconds: the shortest timed batch of `Runner.run` calls
+REPEAT = 5  # measurements per metric and process; the best one counts
+UNROLL = 20  # field reads per loop iteration, so the loop's own cost stays out of the reads
+MEMORY_RUNS = 1000
+PAYLOAD = 100_000  # bytes held by each agent's tool closure: a leaked agent cannot hide
+
+# metric -> the key of its ratio (new / base): times in ns per call, throughputs in runs per s
+TIMES = {
+    "field_read_ns": "field_read_ratio",
+    "agent_read_ns": "agent_read_ratio",
+    "source_agent_read_ns": "source_agent_read_ratio",
+    "construct_ns": "construct_ratio",
+}
+RATES = {"run1_per_s": "run1_throughput_ratio", "run3_per_s": "run3_throughput_ratio"}
+MEMORY = ("live_agents_after_release", "retained_bytes_after_release")
+
+
+# --- comparing (stdlib only) ------------------------------------------------------------------
+
+
+def medians(samples: list[dict]) -> dict[str, float]:
+    """The median of every numeric metric over the rounds of one environment."""
+    return {
+        key: statistics.median(s[key] for s in samples)
+        for key in samples[0]
+        if isinstance(samples[0][key], (int, float)) and not isinstance(samples[0][key], bool)
+    }
+
+
+def ratio(new: float, base: float) -> float:
+    return round(new / base, 3)
+
+
+def compare(base_samples: list[dict], new_samples: list[dict]) -> dict:
+    """Ratios new/base of the medians (times and runs per second) and new's memory after
+    release; `run_throughput_ratio` is the geometric mean of the 1-turn and 3-turn ratios."""
+    base, new = medians(base_samples), medians(new_samples)
+    out = {key: ratio(new[m], base[m]) for m, key in {**TIMES, **RATES}.items()}
+    out["run_throughput_ratio"] = round(
+        math.sqrt(out["run1_throughput_ratio"] * out["run3_throughput_ratio"]), 3
+    )
+    out.update({key: new[key] for key in MEMORY})
+    out.update({f"baseline_{key}": base[key] for key in MEMORY})
+    out["medians"] = {"baseline": base, "candidate": new}
+    return out
+
+
+def _cell(base: float, new: float, unit: str = "", ndigits: int = 1) -> str:
+    return f"{base:.{ndigits}f} → {new:.{ndigits}f}{unit} ({new / base:.2f}×)"
+
+
+def format_table(rows: dict[str, dict]) -> str:
+    """A Markdown table, one row per comparison (label -> `compare` result)."""
+    head = (
+        "| comparison | field read | `.agent` read | `.source_agent` read | construction "
+        "| 1-turn runs/s | 3-turn runs/s | live agents | retained bytes |"
+    )
+    lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
+    for label, c in rows.items():
+        b, n = c["medians"]["baseline"], c["medians"]["candidate"]
+        cells = [_cell(b[m], n[m], " ns") for m in TIMES]
+        cells += [_cell(b[m], n[m], ndigits=0) for m in RATES]
+        cells.append(f"{b['live_agents_after_release']:.0f} → {n['live_agents_after_release']:.0f}")
+        mb_base, mb_new = (x["retained_bytes_after_release"] / 1e6 for x in (b, n))
+        cells.append(f"{mb_base:.1f} → {mb_new:.1f} MB")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# --- measuring (inside an SDK environment) ----------------------------------------------------
+
+
+def best_per_loop(run, min_time: float = MIN_TIME) -> float:
+    """Seconds per loop: `run(loops)` returns seconds; loops double until one run takes
+    `min_time`, then the best of REPEAT runs counts."""
+    loops = 1
+    while run(loops) < min_time:
+        loops *= 2
+    return min(run(loops) for _ in range(REPEAT)) / loops
+
+
+def ns_per_call(stmt: str, namespace: dict, unroll: int = 1) -> float:
+    """Best ns per `stmt`; the names of `namespace` are bound as locals of the timed function."""
+    setup = "; ".join(f"{name} = ns[{name!r}]" for name in namespace)
+    timer = timeit.Timer("; ".join([stmt] * unroll), setup, globals={"ns": namespace})
+    return best_per_loop(timer.timeit) / unroll * 1e9
+
+
+def runs_per_second(loop, make_agent) -> float:
+    """`Runner.run` calls per second, each on a fresh agent made outside the timing."""
+    from agents import Runner
+
+    async def run_all(agents):
+        for agent in agents:
+            await Runner.run(agent, "hi")
+
+    def timed(n: int) -> float:
+        agents = [make_agent() for _ in range(n)]
+        start = time.perf_counter()
+        loop.run_until_complete(run_all(agents))
+        return time.perf_counter() - start
+
+    return 1 / best_per_loop(timed, MIN_RUN_TIME)
+
+
+def payload_agent(i: int):
+    """Every other agent answers on turn 1, the rest call a tool twice; each holds PAYLOAD
+    bytes in its own tool's closure."""
+    import support
+
+    payload = bytes(PAYLOAD)
+
+    async def invoke(ctx, arguments: str) -> str:
+        return "Paris" if payload else ""
+
+    agent = support.tool_agent() if i % 2 else support.answering_agent()
+    agent.tools = [dataclasses.replace(support.lookup_city, on_invoke_tool=invoke)]
+    return agent
+
+
+def memory_after_release(loop) -> tuple[int, int]:
+    """Live agents and traced bytes still held after MEMORY_RUNS runs whose results the
+    caller keeps and releases (`release_agents()`, where the release has it)."""
+    from agents import Runner
+
+    async def keep_and_release():
+        refs, results = [], []
+        for i in range(MEMORY_RUNS):
+            agent = payload_agent(i)
+            refs.append(weakref.ref(agent))
+            results.append(await Runner.run(agent, "hi"))
+            del agent
+        for result in results:
+            if hasattr(result, "release_agents"):
+                result.release_agents()
+        gc.collect()
+        return results, sum(ref() is not None for ref in refs), tracemalloc.get_traced_memory()[0]
+
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    results, live, after = loop.run_until_complete(keep_and_release())
+    tracemalloc.stop()
+    del results
+    return live, after - before
+
+
+def measure() -> dict:
+    os.environ.pop("OPENAI_API_KEY", None)
+    os.environ["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
+    sys.path.insert(0, str(COMPAT_TESTS))
+    from importlib.metadata import version
+
+    import support
+    from agents import set_tracing_disabled
+    from agents.items import HandoffOutputItem, MessageOutputItem
+
+    set_tracing_disabled(True)
+    source, target = support.handoff_agents()
+    raw = support.message("Paris")
+    handoff_raw = {"type": "function_call_output", "call_id": "call_1", "output": "{}"}
+    namespace = {
+        "MessageOutputItem": MessageOutputItem,
+        "agent": target,
+        "raw": raw,
+        "item": MessageOutputItem(agent=target, raw_item=raw),
+        "handoff": HandoffOutputItem(
+            agent=source, raw_item=handoff_raw, source_agent=source, target_agent=target
+        ),
+    }
+    loop = asyncio.new_event_loop()
+    out = {
+        "sdk": version("openai-agents"),
+        "python": platform.python_version(),
+        "field_read_ns": ns_per_call("item.raw_item", namespace, UNROLL),
+        "agent_read_ns": ns_per_call("item.agent", namespace, UNROLL),
+        "source_agent_read_ns": ns_per_call("handoff.source_agent", namespace, UNROLL),
+        "construct_ns": ns_per_call("MessageOutputItem(agent=agent, raw_item=raw)", namespace),
+        "run1_per_s": runs_per_second(loop, support.answering_agent),
+        "run3_per_s": runs_per_second(loop, support.tool_agent),
+    }
+    out["live_agents_after_release"], out["retained_bytes_after_release"] = (
+        memory_after_release(loop)
+    )
+    loop.close()
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure()))
