@@ -78,13 +78,23 @@ def compat(session: nox.Session, sdk: str, variant: str) -> None:
         session.error(str(exc))
     BUILD.mkdir(parents=True, exist_ok=True)
     junit = BUILD / f"junit-{sdk}-{variant}-py{session.python}.xml"
-    session.run(
-        "pytest",
-        "compat_tests",
-        f"--junitxml={junit}",
-        *session.posargs,
-        env={"COMPAT_VARIANT": variant},
-    )
+    coverage = os.environ.get("COMPAT_COVERAGE") == "1"  # for the report's patch coverage
+    env = {"COMPAT_VARIANT": variant, "COVERAGE_FILE": f"{session.create_tmp()}/.coverage"}
+    if coverage:
+        session.install("coverage==7.8.0")
+    try:
+        session.run(
+            *(["coverage", "run", "--source=agents", "-m"] if coverage else []),
+            "pytest",
+            "compat_tests",
+            f"--junitxml={junit}",
+            *session.posargs,
+            env=env,
+        )
+    finally:
+        if coverage:
+            cov_json = BUILD / f"coverage-{sdk}-{variant}-py{session.python}.json"
+            session.run("coverage", "json", "-q", "-o", str(cov_json), env=env)
 
 
 @nox.session(venv_backend="none")
@@ -109,9 +119,12 @@ def tests(session: nox.Session) -> None:
 @nox.session(python="3.11", tags=["ci"])
 def lint(session: nox.Session) -> None:
     """ruff over the kit (the patches are linted by each tag's own ruff in `upstream`)."""
-    session.install("ruff==0.14.7")
+    session.install("ruff==0.14.7", "check-jsonschema==0.39.0", "zizmor==1.32.0")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    workflows = sorted(glob.glob(".github/workflows/*.yml"))
+    session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
+    session.run("zizmor", "--offline", ".github/workflows")
 
 
 def _upstream_checks(session: nox.Session, tree: Path, label: str) -> dict[str, set[str]]:
@@ -184,6 +197,19 @@ def upstream(session: nox.Session) -> None:
         session.error("the series add failures:\n" + "\n".join(new_failures))
 
 
+@nox.session(venv_backend="none", default=False)
+def build(session: nox.Session) -> None:
+    """One wheel per patched release in dist/, versioned `<version>+agentrelease.N`."""
+    for version in session.posargs or sdk_matrix.patched_versions():
+        tree = Path(session.create_tmp()) / f"build-{version}"
+        try:
+            sdk_matrix.apply_series(version, sdk_matrix.make_tree(version, tree, SDISTS))
+        except sdk_matrix.MatrixError as exc:
+            session.error(str(exc))
+        sdk_matrix.set_local_version(tree, version)
+        session.run("uv", "build", "--wheel", "--out-dir", "dist", str(tree), external=True)
+
+
 def _version_arg(session: nox.Session) -> str:
     if len(session.posargs) != 1:
         session.error(
@@ -223,6 +249,171 @@ def export(session: nox.Session) -> None:
         session.error(f"no tree for {version}; run: nox -s tree -- {version}")
     written = sdk_matrix.export_series(version, TREES / version, sdk_matrix.PATCHES / version)
     session.log(f"wrote {len(written)} patches to patches/{version}/")
+
+
+BENCH_ENVS = Path(".nox/bench-envs")
+BENCH_SCRIPT = "bench/bench_agent_release.py"
+
+
+def _bench_env(session: nox.Session, version: str, variant: str) -> str:
+    """A fresh venv `.nox/bench-envs/<version>-<variant>`, installed as a compat cell is;
+    returns its interpreter."""
+    tree = Path(session.create_tmp()) / f"sdk-{version}-{variant}"
+    sdk_matrix.make_tree(version, tree, SDISTS)
+    applied = sdk_matrix.apply_series(version, tree) if variant == "patched" else []
+    env = BENCH_ENVS / f"{version}-{variant}"
+    session.run("uv", "venv", "--quiet", "--clear", "--python", "3.11", str(env))
+    published = sdk_matrix.any_release(version).published
+    install = ["--compile-bytecode", "--exclude-newer", published, str(tree)]
+    session.run("uv", "pip", "install", "--quiet", "--python", str(env), *install)
+    session.log(f"{version}-{variant}: series applied: {applied or 'none'}")
+    return str(env / "bin" / "python")
+
+
+@nox.session(venv_backend="none", default=False)
+def bench(session: nox.Session) -> None:
+    """What the fix costs: each patched release against itself unpatched, and upstream's fix
+    (0.6.0) against 0.5.1, on Python 3.11, in rounds of fresh processes, alternating the order.
+
+    `-- --versions 0.5.1,0.6.0` to limit (0.6.0 names upstream's pair), `--rounds N`,
+    `--json PATH` to write the ratios.
+    """
+    import argparse
+    import json
+    import subprocess
+
+    from bench import bench_agent_release as script
+
+    parser = argparse.ArgumentParser(prog="nox -s bench --")
+    parser.add_argument("--versions", help="comma-separated; 0.6.0 is upstream's pair")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--json", type=Path, help="write the ratios to this file")
+    args = parser.parse_args(session.posargs)
+
+    upstream = sdk_matrix.UPSTREAM_FIX.version
+    pairs = {v: ((v, "unpatched"), (v, "patched")) for v in sdk_matrix.patched_versions()}
+    pairs[upstream] = ((sdk_matrix.LAST_BEFORE_FIX, "unpatched"), (upstream, "unpatched"))
+    chosen = args.versions.split(",") if args.versions else list(pairs)
+    if set(chosen) - set(pairs):
+        session.error(f"no pair for {args.versions}; known: {', '.join(pairs)}")
+    try:
+        envs = dict.fromkeys(env for v in chosen for env in pairs[v])
+        pythons = {env: _bench_env(session, *env) for env in envs}
+    except sdk_matrix.MatrixError as exc:
+        session.error(str(exc))
+
+    load = os.getloadavg()[0]
+    samples: dict[str, tuple[list, list]] = {v: ([], []) for v in chosen}
+    for n in range(args.rounds):
+        for v in chosen:
+            for side in (0, 1) if n % 2 == 0 else (1, 0):
+                cmd = [pythons[pairs[v][side]], BENCH_SCRIPT]
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+                if proc.returncode:
+                    session.error(f"{pairs[v][side]}: {proc.stderr}")
+                samples[v][side].append(json.loads(proc.stdout))
+        session.log(f"round {n + 1}/{args.rounds} done")
+
+    results = {v: script.compare(*samples[v]) for v in chosen}
+    labels = {v: f"{v} patched vs unpatched" for v in chosen}
+    labels[upstream] = f"upstream {upstream} vs {sdk_matrix.LAST_BEFORE_FIX} (both unpatched)"
+    python = samples[chosen[0]][0][0]["python"]
+    machine = (
+        f"CPython {python}, {os.cpu_count()} cores shared with other "
+        f"work (load average {load:.1f} before, {os.getloadavg()[0]:.1f} after); "
+        f"medians of {args.rounds} rounds"
+    )
+    print(machine)
+    print(script.format_table({labels[v]: results[v] for v in chosen}))
+    if args.json:
+        out = {
+            "versions": {v: r for v, r in results.items() if v != upstream},
+            "upstream": results.get(upstream, {}),
+            "machine": machine,
+        }
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        session.log(f"wrote {args.json}")
+
+
+# --- the report, CI's matrix, the weekly `latest` cell and the scan of every release ----------
+
+import report as compat_report  # noqa: E402
+
+SCAN = Path("build/scan")
+
+
+@nox.session(venv_backend="none", default=False)
+def report(session: nox.Session) -> None:
+    """Render build/compat/junit-*.xml (+ coverage-*.json): report.md (also appended to
+    $GITHUB_STEP_SUMMARY), report.html and report.json. Cells without a file show as not run."""
+    data = compat_report.write_reports(BUILD)
+    session.log(f"{BUILD}/report.html: {data['totals']}")
+
+
+@nox.session(venv_backend="none", default=False)
+def matrix(session: nox.Session) -> None:
+    """Print CI's include list, from `nox --json -l -s compat`: every cell, or with
+    `-- --changed <paths>` those a pull request needs; `--latest` adds the `latest` cell."""
+    print(compat_report.matrix_include(session.posargs))
+
+
+@nox.session(python=sdk_matrix.CI_PYTHON, default=False)
+def latest(session: nox.Session) -> None:
+    """The newest openai-agents on PyPI with today's dependencies, unpatched (weekly CI)."""
+    session.install("--upgrade", "openai-agents", "-r", "compat_tests/requirements.txt")
+    code = "import importlib.metadata as m; print(m.version('openai-agents'))"
+    version = session.run("python", "-c", code, silent=True).strip()
+    BUILD.mkdir(parents=True, exist_ok=True)
+    session.run(
+        "pytest",
+        "compat_tests",
+        f"--junitxml={BUILD}/junit-latest-unpatched-py{session.python}.xml",
+        f"--override-ini=junit_suite_name=openai-agents {version}",
+        *session.posargs,
+        env={"COMPAT_VARIANT": "unpatched"},
+    )
+
+
+def _scan_release(session: nox.Session, release: dict) -> dict:
+    """One release from PyPI on CI's Python, dependencies as of its upload, no expectations."""
+    venv = Path(session.create_tmp()) / "scan-venv"  # one venv, cleared for each release
+    python = str(venv / "bin" / "python")
+    junit = SCAN / f"junit-{release['version']}.xml"
+    junit.unlink(missing_ok=True)
+    try:
+        session.run("uv", "venv", "-q", "--clear", "--python", sdk_matrix.CI_PYTHON, str(venv))
+        pip = ["uv", "pip", "install", "-q", "--python", python]
+        session.run(*pip, "--exclude-newer", release["uploaded"], release["url"])
+        session.run(*pip, "-r", "compat_tests/requirements.txt")  # may be newer than the release
+    except nox.command.CommandFailed:
+        return compat_report.scan_result(release, None, "cannot install")
+    session.run(
+        python,
+        *("-m", "pytest", "compat_tests", "-q", "--continue-on-collection-errors"),
+        f"--junitxml={junit}",
+        env={"COMPAT_NO_EXPECTATIONS": "1", "COMPAT_VARIANT": "unpatched"},
+        success_codes=range(6),
+    )
+    return compat_report.scan_result(release, junit)
+
+
+@nox.session(venv_backend="none", default=False)
+def scan(session: nox.Session) -> None:
+    """Every release on PyPI, unpatched, without expectations: where each contract point holds.
+
+    Results accumulate in build/scan/scan.json; `-- --force` re-runs them, `-- <version>...`
+    runs only those. The table goes into README.md between the scan markers.
+    """
+    results = compat_report.load_scan(SCAN)
+    only = [arg for arg in session.posargs if arg != "--force"]
+    for release in compat_report.scan_releases(sdk_matrix.index_files()):
+        if only and release["version"] not in only:
+            continue
+        if release["version"] not in results or "--force" in session.posargs or only:
+            results[release["version"]] = _scan_release(session, release)
+            compat_report.save_scan(SCAN, results)
+    compat_report.update_readme(Path("README.md"), compat_report.render_scan(results))
+    session.log(f"README.md: scan of {len(results)} releases")
 
 
 if __name__ == "__main__":

@@ -113,7 +113,9 @@ class Cell:
         if self.cases is None:
             return "not run"
         text = ", ".join(f"{self.counts[k]} {word}" for k, word in WORDS.items() if self.counts[k])
-        return (text or "no tests") + (": patch may be obsolete" if self.status == "obsolete" else "")
+        return (text or "no tests") + (
+            ": patch may be obsolete" if self.status == "obsolete" else ""
+        )
 
 
 def collect(build: Path = BUILD, patches: Path = sdk_matrix.PATCHES, matrix=None) -> list[Cell]:
@@ -126,9 +128,11 @@ def collect(build: Path = BUILD, patches: Path = sdk_matrix.PATCHES, matrix=None
         match = JUNIT.fullmatch(path.name)
         if match:
             version, variant, python = match.groups()
-            cell = cells.setdefault(match.groups(), Cell(version, variant, python, series.get(version, 0)))
+            cell = cells.setdefault(
+                match.groups(), Cell(version, variant, python, series.get(version, 0))
+            )
             cell.suite, cell.cases = parse_junit(path)
-    return sorted(cells.values(), key=lambda c: (version_key(c.version), c.variant[0], c.python))
+    return sorted(cells.values(), key=lambda c: (version_key(c.version), version_key(c.python)))
 
 
 # --- coverage of the series -------------------------------------------------------------------
@@ -206,7 +210,9 @@ def added_lines(patches: list[Path]) -> dict[str, set[int]]:
 
 def _agents_path(measured: str) -> str:
     measured = measured.replace("\\", "/")
-    match = re.search(r"site-packages/(agents/.+)$", measured) or re.search(r"(?:^|.*/)(agents/.+)$", measured)
+    match = re.search(r"site-packages/(agents/.+)$", measured) or re.search(
+        r"(?:^|.*/)(agents/.+)$", measured
+    )
     return match.group(1) if match else measured
 
 
@@ -219,7 +225,9 @@ def patch_coverage(version: str, build: Path = BUILD, patches: Path = sdk_matrix
     for run in runs:
         for path, data in json.loads(run.read_text())["files"].items():
             executed[_agents_path(path)] |= set(data["executed_lines"])
-            executable[_agents_path(path)] |= set(data["executed_lines"]) | set(data["missing_lines"])
+            executable[_agents_path(path)] |= set(data["executed_lines"]) | set(
+                data["missing_lines"]
+            )
     added = added_lines(sdk_matrix.series(version, patches))
     lines = {(p, n) for p, ns in added.items() for n in ns if n in executable[p]}
     missed = defaultdict(list)
@@ -297,7 +305,9 @@ def _columns(report: dict) -> list[tuple[str, str]]:
 
 
 def _find(release: dict, variant: str, python: str) -> dict | None:
-    return next((c for c in release["cells"] if (c["variant"], c["python"]) == (variant, python)), None)
+    return next(
+        (c for c in release["cells"] if (c["variant"], c["python"]) == (variant, python)), None
+    )
 
 
 def _first_line(text: str, limit: int = 160) -> str:
@@ -328,7 +338,7 @@ def render_md(report: dict) -> str:
     head = ["SDK", *(f"{v} py{py}" for v, py in columns), "patches", "patch coverage"]
     out = ["### SDK compatibility (contract tests)", "", _headline(report), ""]
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    failing = []
+    failing, total = [], 0
     for rel in report["releases"]:
         row = [rel["version"]]
         for variant, py in columns:
@@ -339,15 +349,24 @@ def render_md(report: dict) -> str:
             label = f"**{cell['label']}**" if cell["unexpected"] else cell["label"]
             row.append(f"{ICONS[cell['status']]} {label}")
             bad = [c for c in cell["cases"] if c["outcome"] in ("failed", "xpass")]
-            failing += [f"- `{cell['key']}` `{c['id']}`: {_md_text(c['message'])}" for c in bad[:MD_IDS]]
+            total += len(bad)
+            failing += [
+                f"- `{cell['key']}` `{c['id']}`: {_md_text(c['message'])}" for c in bad[:MD_IDS]
+            ]
             if len(bad) > MD_IDS:
                 failing.append(f"- `{cell['key']}`: {len(bad) - MD_IDS} more in report.html")
         row += [str(rel["patches"] or "0 (baseline)"), coverage_text(rel["coverage"])]
         out.append("| " + " | ".join(row) + " |")
     out += ["", LEGEND]
     if failing:
-        total = sum(c["counts"].get(k, 0) for r in report["releases"] for c in r["cells"] for k in ("failed", "xpass"))
-        out += ["", f"<details><summary>Failing tests ({total})</summary>", "", *failing, "", "</details>"]
+        out += [
+            "",
+            f"<details><summary>Failing tests ({total})</summary>",
+            "",
+            *failing,
+            "",
+            "</details>",
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -357,19 +376,36 @@ h1{font-size:22px;margin:0 0 8px} h2{font-size:17px;margin:28px 0 8px}
 table{border-collapse:collapse;margin:6px 0} th,td{border:1px solid #d0d7de;padding:3px 8px;
 text-align:left;vertical-align:top} th{background:#f6f8fa} a{color:inherit;text-decoration:none}
 td a:hover{text-decoration:underline} .muted{color:#656d76} code{font-size:12px}
-.passed{background:#dafbe1} .bug-shown{background:#ddf4ff} .failed{background:#ffc1ba;font-weight:600}
-.obsolete{background:#fff1a8;font-weight:600} .not-run{background:#f6f8fa;color:#656d76}
-.skipped{background:#f6f8fa} .bug{background:#ddf4ff} .xpass{background:#ffc1ba;font-weight:600}
-.grid td{text-align:center;padding:2px 4px;white-space:nowrap} .grid td:first-child{text-align:left}
-.pt{display:inline-block;width:18px;border-radius:3px;font-size:12px}
+.passed{background:#dafbe1} .bug-shown,.bug{background:#ddf4ff} .skipped{background:#f6f8fa}
+.failed,.xpass{background:#ffc1ba;font-weight:600} .obsolete{background:#fff1a8;font-weight:600}
+.not-run{background:#f6f8fa;color:#656d76}
+.grid td{text-align:center;padding:1px 3px;white-space:nowrap} .grid td:first-child{text-align:left}
+.grid th{font-size:11px;padding:2px 3px} .pt{display:inline-block;width:15px;border-radius:3px;
+font-size:11px;font-weight:600;text-align:center;margin:0 1px}
 details{margin:4px 0} summary{cursor:pointer} .release{border:1px solid #d0d7de;border-radius:6px;
 padding:4px 10px;margin:8px 0} pre{background:#f6f8fa;padding:6px;overflow:auto;max-height:260px;
 font-size:12px;margin:4px 0}
 """
-JS = """function openHash(){var e=document.getElementById(decodeURIComponent(location.hash.slice(1)));
-var t=e;for(;e;e=e.parentElement)if(e.tagName=="DETAILS")e.open=true;if(t)t.scrollIntoView();}
+JS = """function openHash(){
+var t=document.getElementById(decodeURIComponent(location.hash.slice(1)));
+for(var e=t;e;e=e.parentElement)if(e.tagName=="DETAILS")e.open=true;if(t)t.scrollIntoView();}
 addEventListener("hashchange",openHash);openHash();"""
-SYMBOLS = {"passed": "✓", "bug-shown": "🐞", "failed": "✗", "skipped": "s", "not-run": "·"}
+# Plain glyphs, not emoji: the page must read the same without an emoji font.
+SYMBOLS = {
+    "passed": "✓",
+    "bug-shown": "◆",
+    "failed": "✗",
+    "obsolete": "⚠",
+    "skipped": "s",
+    "not-run": "○",
+}
+HTML_LEGEND = {
+    "passed": "passed",
+    "bug-shown": "bug shown: the unpatched release fails as expectations.toml expects",
+    "failed": "unexpected failure, or an expected failure that passed",
+    "obsolete": "unpatched passes everything although a series exists: the patch may be obsolete",
+    "not-run": "not run",
+}
 
 
 def _point_status(cell: dict | None, point: str) -> str | None:
@@ -391,18 +427,25 @@ def _worst(statuses: list[str | None]) -> str | None:
 def render_html(report: dict) -> str:
     e = html.escape
     columns = _columns(report)
-    points = sorted({c["point"] for r in report["releases"] for cell in r["cells"] for c in cell["cases"]})
+    points = sorted(
+        {c["point"] for r in report["releases"] for cell in r["cells"] for c in cell["cases"]}
+    )
     t = report["totals"]
     bases = ", ".join(f"{r['version']} <code>{e(r['base'])}</code>" for r in report["releases"])
     out = [
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
         "<title>SDK compatibility report</title><style>" + CSS + "</style></head><body>",
         "<h1>SDK compatibility (contract tests)</h1>",
-        f"<p><b class={'failed' if t['unexpected'] else 'passed'}>&nbsp;{t['unexpected']} unexpected&nbsp;</b>"
+        f"<p><b class={'failed' if t['unexpected'] else 'passed'}>"
+        f"&nbsp;{t['unexpected']} unexpected&nbsp;</b>"
         f" · {t['as_expected']} as expected · {t['not_run']} not run ({t['cells']} cells)"
         f" · trigger <code>{e(report['trigger'])}</code></p>",
         f"<p class=muted>Bases: {bases}</p>",
-        f"<p class=muted>{e(LEGEND).replace('`', '')}</p>",
+        "<p class=muted>"
+        + " · ".join(
+            f"<span class='pt {k}'>{SYMBOLS[k]}</span> {e(v)}" for k, v in HTML_LEGEND.items()
+        )
+        + " · — no such cell</p>",
         "<h2>Matrix</h2><table><tr><th>SDK</th>",
     ]
     out += [f"<th>{v}<br><span class=muted>py{py}</span></th>" for v, py in columns]
@@ -415,43 +458,97 @@ def render_html(report: dict) -> str:
             if cell is None:
                 out.append("<td class=muted>—</td>")
             else:
-                text = f"{ICONS[cell['status']]} {e(cell['label'])}"
-                out.append(f"<td class={cell['status']}><a href='#c-{e(cell['key'])}'>{text}</a></td>")
-        out.append(f"<td>{rel['patches'] or '0 (baseline)'}</td><td>{coverage_text(rel['coverage'])}</td></tr>")
+                text = f"{SYMBOLS[cell['status']]} {e(cell['label'])}"
+                out.append(
+                    f"<td class={cell['status']}><a href='#c-{e(cell['key'])}'>{text}</a></td>"
+                )
+        out.append(
+            f"<td>{rel['patches'] or '0 (baseline)'}</td>"
+            f"<td>{coverage_text(rel['coverage'])}</td></tr>"
+        )
     out.append("</table>")
 
-    out.append("<h2>Contract points</h2><p class=muted>Per release: unpatched | patched, over every Python"
-               " that ran (worst outcome); click for the release.</p><table class=grid><tr><th>point</th>")
-    out += [f"<th><a href='#r-{e(r['version'])}'>{e(r['version'])}</a></th>" for r in report["releases"]]
+    out.append(
+        "<h2>Contract points</h2><p class=muted>Per release: unpatched | patched, over every Python"
+        " that ran (worst outcome); click for the release.</p><table class=grid><tr><th>point</th>"
+    )
+    out += [
+        f"<th><a href='#r-{e(r['version'])}'>{e(r['version'])}</a></th>" for r in report["releases"]
+    ]
     out.append("</tr>")
     for point in points:
         out.append(f"<tr><td><a href='#p-{e(point)}'>{e(point)}</a></td>")
         for rel in report["releases"]:
             spans = []
             for variant in ("unpatched", "patched"):
-                status = _worst([_point_status(_find(rel, variant, py), point) for _, py in columns])
+                status = _worst(
+                    [_point_status(_find(rel, variant, py), point) for _, py in columns]
+                )
                 if status:
                     title = f"{rel['version']} {variant}: {status}"
-                    spans.append(f"<span class='pt {status}' title='{e(title)}'>{SYMBOLS[status]}</span>")
+                    spans.append(
+                        f"<span class='pt {status}' title='{e(title)}'>{SYMBOLS[status]}</span>"
+                    )
             out.append(f"<td><a href='#r-{e(rel['version'])}'>{''.join(spans)}</a></td>")
         out.append("</tr>")
     out.append("</table>")
 
-    out.append("<h2>Releases</h2>")
+    out.append("<h2>By contract point</h2>")
+    for point in points:
+        out += _point_html(report, point, columns)
+    out.append("<h2>By release</h2>")
     for rel in report["releases"]:
         out += _release_html(rel, columns, points)
     out.append("<script>" + JS + "</script></body></html>")
     return "\n".join(out) + "\n"
 
 
+def _point_cell(cell: dict | None, point: str) -> str:
+    """One table cell: a cell's outcome for one point, its failing tests as the tooltip."""
+    status = _point_status(cell, point)
+    if status is None:
+        return "<td class=muted>—</td>"
+    cases = [c for c in cell["cases"] if c["point"] == point]
+    n = Counter(c["outcome"] for c in cases)
+    text = ", ".join(f"{n[k]} {w}" for k, w in WORDS.items() if n[k]) or "not run"
+    tip = "\n".join(f"{WORDS[c['outcome']]}: {c['id']}" for c in cases if c["outcome"] != "passed")
+    link = f"<a href='#c-{html.escape(cell['key'])}' title='{html.escape(tip)}'>"
+    return f"<td class={status}>{link}{SYMBOLS[status]} {html.escape(text)}</a></td>"
+
+
+def _point_html(report: dict, point: str, columns: list[tuple[str, str]]) -> list[str]:
+    e = html.escape
+    found = [_find(rel, v, py) for rel in report["releases"] for v, py in columns]
+    bad = any(_point_status(cell, point) == "failed" for cell in found)
+    out = [f"<details class=release id='p-{e(point)}'><summary><b>{e(point)}</b>"]
+    out.append(f" <span class=muted>compat_tests/test_{e(point)}.py</span>")
+    out.append(
+        (" · <span class=failed>&nbsp;unexpected&nbsp;</span>" if bad else "") + "</summary>"
+    )
+    out.append("<table class=grid>")
+    out.append(
+        "<tr><th>SDK</th>" + "".join(f"<th>{v}<br>py{py}</th>" for v, py in columns) + "</tr>"
+    )
+    for rel in report["releases"]:
+        out.append(f"<tr><td><a href='#r-{e(rel['version'])}'>{e(rel['version'])}</a></td>")
+        out += [_point_cell(_find(rel, v, py), point) for v, py in columns]
+        out.append("</tr>")
+    return out + ["</table></details>"]
+
+
+def _series_text(patches: int) -> str:
+    return f"series of {patches} patch{'es' if patches > 1 else ''}" if patches else "no series"
+
+
 def _release_html(rel: dict, columns: list[tuple[str, str]], points: list[str]) -> list[str]:
     e = html.escape
     cells = [c for c in (_find(rel, v, py) for v, py in columns) if c]
-    worst = _worst([c["status"] for c in cells if c["unexpected"]]) or ""
+    statuses = {c["status"] for c in cells}
+    worst = next((s for s in ("failed", "obsolete") if s in statuses), "")
     cov = rel["coverage"]
     out = [
         f"<details class=release id='r-{e(rel['version'])}'><summary><b>{e(rel['version'])}</b>"
-        f" · base <code>{e(rel['base'])}</code> · {rel['patches']} patches"
+        f" · base <code>{e(rel['base'])}</code> · {_series_text(rel['patches'])}"
         f" · patch coverage {coverage_text(cov)}"
         + (f" · <span class={worst}>&nbsp;unexpected&nbsp;</span>" if worst else "")
         + "</summary>"
@@ -460,29 +557,28 @@ def _release_html(rel: dict, columns: list[tuple[str, str]], points: list[str]) 
         missed = "; ".join(f"{e(p)}: {', '.join(map(str, ns))}" for p, ns in cov["missed"].items())
         out.append(f"<p class=muted>Added lines the tests do not run: {missed}</p>")
     out.append("<table class=grid><tr><th>point</th>")
-    out += [f"<th><a href='#c-{e(c['key'])}'>{c['variant']}<br>py{c['python']}</a></th>" for c in cells]
+    out += [
+        f"<th><a href='#c-{e(c['key'])}'>{c['variant']}<br>py{c['python']}</a></th>" for c in cells
+    ]
     out.append("</tr>")
     for point in points:
-        out.append(f"<tr id='p-{e(point)}-{e(rel['version'])}'><td>{e(point)}</td>")
-        for cell in cells:
-            status = _point_status(cell, point)
-            n = Counter(c["outcome"] for c in cell["cases"] if c["point"] == point)
-            text = ", ".join(f"{n[k]} {w}" for k, w in WORDS.items() if n[k]) or "not run"
-            out.append(f"<td class={status}>{SYMBOLS[status]} {e(text)}</td>")
-        out.append("</tr>")
+        out.append(f"<tr><td><a href='#p-{e(point)}'>{e(point)}</a></td>")
+        out += [_point_cell(cell, point) for cell in cells] + ["</tr>"]
     out.append("</table>")
     for cell in cells:
         out.append(
             f"<details id='c-{e(cell['key'])}'><summary class={cell['status']}>"
-            f"{ICONS[cell['status']]} <code>{e(cell['key'])}</code>: {e(cell['label'])}</summary>"
+            f"{SYMBOLS[cell['status']]} <code>{e(cell['key'])}</code>: {e(cell['label'])}</summary>"
         )
         if cell["cases"]:
             out.append("<table><tr><th>test</th><th>outcome</th><th>message</th></tr>")
-            for case in cell["cases"]:
-                detail = f"<pre>{e(case['detail'])}</pre>" if case.get("detail") else ""
+            for case in sorted(cell["cases"], key=lambda c: list(WORDS).index(c["outcome"])):
+                shown = case.get("detail", "").strip() not in ("", case["message"].strip())
+                detail = f"<pre>{e(case['detail'])}</pre>" if shown else ""
                 outcome = WORDS[case["outcome"]]
                 out.append(
-                    f"<tr><td><code>{e(case['id'])}</code></td><td class={case['outcome']}>{outcome}</td>"
+                    f"<tr><td><code>{e(case['id'])}</code></td>"
+                    f"<td class={case['outcome']}>{outcome}</td>"
                     f"<td>{e(_first_line(case['message'], 300))}{detail}</td></tr>"
                 )
             out.append("</table>")
@@ -500,7 +596,9 @@ def write_reports(build: Path = BUILD, patches: Path = sdk_matrix.PATCHES, matri
     md = render_md(report)
     (build / "report.md").write_text(md, encoding="utf-8")
     (build / "report.html").write_text(render_html(report), encoding="utf-8")
-    (build / "report.json").write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
+    (build / "report.json").write_text(
+        json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8"
+    )
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
             summary.write(md)
@@ -509,7 +607,12 @@ def write_reports(build: Path = BUILD, patches: Path = sdk_matrix.PATCHES, matri
 
 # --- which cells a CI run needs ---------------------------------------------------------------
 
-EVERYTHING = ("noxfile.py", "sdk_matrix.py", "compat_tests/expectations.toml", "requirements-tools.txt")
+EVERYTHING = (
+    "noxfile.py",
+    "sdk_matrix.py",
+    "compat_tests/expectations.toml",
+    "requirements-tools.txt",
+)
 
 
 def select(sessions: list[dict], changed: list[str] | None, latest: bool = False) -> list[dict]:
@@ -521,7 +624,9 @@ def select(sessions: list[dict], changed: list[str] | None, latest: bool = False
     `latest` adds the newest PyPI release, allowed to fail.
     """
     changed_list = changed or []
-    versions = {p.split("/")[1] for p in changed_list if p.startswith("patches/") and p.count("/") >= 2}
+    versions = {
+        p.split("/")[1] for p in changed_list if p.startswith("patches/") and p.count("/") >= 2
+    }
     everything = changed is None or any(p in EVERYTHING for p in changed_list)
     tests = any(p.startswith("compat_tests/") for p in changed_list)
     include = [
@@ -538,7 +643,13 @@ def select(sessions: list[dict], changed: list[str] | None, latest: bool = False
     if latest:
         python = sdk_matrix.CI_PYTHON
         include.append(
-            {"session": "latest", "python": python, "version": "latest", "variant": "unpatched", "experimental": True}
+            {
+                "session": "latest",
+                "python": python,
+                "version": "latest",
+                "variant": "unpatched",
+                "experimental": True,
+            }
         )
     return include
 
@@ -550,7 +661,9 @@ def matrix_include(argv: list[str]) -> str:
     parser.add_argument("--latest", action="store_true", help="add the newest PyPI release")
     args = parser.parse_args(argv)
     listing = [sys.executable, "-m", "nox", "--json", "-l", "-s", "compat"]
-    sessions = json.loads(subprocess.run(listing, capture_output=True, text=True, check=True).stdout)
+    sessions = json.loads(
+        subprocess.run(listing, capture_output=True, text=True, check=True).stdout
+    )
     return json.dumps(select(sessions, args.changed, args.latest))
 
 
@@ -567,7 +680,9 @@ def scan_releases(files: list[dict]) -> list[dict]:
         match = SCAN_FILE.fullmatch(f["filename"])
         if not match or f.get("yanked"):
             continue
-        rel = releases.setdefault(match[1], {"version": match[1], "uploaded": f["upload-time"], "url": f["url"]})
+        rel = releases.setdefault(
+            match[1], {"version": match[1], "uploaded": f["upload-time"], "url": f["url"]}
+        )
         rel["uploaded"] = max(rel["uploaded"], f["upload-time"])
         if match[2].endswith(".whl"):
             rel["url"] = f["url"]
@@ -575,7 +690,11 @@ def scan_releases(files: list[dict]) -> list[dict]:
 
 
 def scan_result(release: dict, junit: Path | None, note: str = "") -> dict:
-    """One release's contract points: holds, breaks, or n/a (its test file did not collect)."""
+    """One release's contract points: holds, breaks, or n/a (its test file did not collect).
+
+    A release where no test passes cannot run the suite at all (0.0.2 wants an API key before
+    any run), so it says nothing about the contract: its note says so and why.
+    """
     cases = parse_junit(junit)[1] if junit and junit.exists() else []
     points: dict[str, str] = {}
     for case in cases:
@@ -583,10 +702,17 @@ def scan_result(release: dict, junit: Path | None, note: str = "") -> dict:
         status = "n/a" if case.outcome == "skipped" else status
         previous = points.get(case.point, "holds")
         points[case.point] = max(previous, status, key=["holds", "breaks", "n/a"].index)
-    if not note and all(s == "n/a" for s in points.values()):
+    failed = [c for c in cases if c.outcome in ("failed", "xpass")]
+    if not note and not any(c.outcome == "passed" for c in cases):
         note = "suite cannot run"
-    failed = [c.id for c in cases if c.outcome in ("failed", "xpass")]
-    return {"uploaded": release["uploaded"], "points": {} if note else points, "failed": failed, "note": note}
+    why = Counter(_first_line(c.message, 200) for c in failed).most_common(1)
+    return {
+        "uploaded": release["uploaded"],
+        "points": {} if note else points,
+        "failed": [c.id for c in failed],
+        "note": note,
+        "why": why[0][0] if note and why else "",
+    }
 
 
 def _runs(versions: list[str], statuses: list[str], want: str) -> list[tuple[str, str, str | None]]:
@@ -596,7 +722,9 @@ def _runs(versions: list[str], statuses: list[str], want: str) -> list[tuple[str
         if status == want and start is None:
             start = i
         elif status != want and start is not None:
-            after = next((versions[j] for j in range(i, len(versions)) if statuses[j] == "holds"), None)
+            after = next(
+                (versions[j] for j in range(i, len(versions)) if statuses[j] == "holds"), None
+            )
             runs.append((versions[start], versions[i - 1], after))
             start = None
     return runs
@@ -611,8 +739,8 @@ def render_scan(results: dict[str, dict], python: str = sdk_matrix.CI_PYTHON) ->
     points = sorted({p for r in results.values() for p in r["points"]})
     cannot = [v for v in versions if results[v]["note"]]
     out = [
-        f"Python {python}, unpatched, no expectations (`COMPAT_NO_EXPECTATIONS=1`), dependencies as of "
-        f"each release's upload: {len(versions)} releases"
+        f"Python {python}, unpatched, no expectations (`COMPAT_NO_EXPECTATIONS=1`), "
+        f"dependencies as of each release's upload: {len(versions)} releases"
         + (f", {versions[0]} to {versions[-1]}" if versions else "")
         + ". Regenerate with `nox -s scan` (`-- --force` re-runs every release).",
         "",
@@ -627,13 +755,21 @@ def render_scan(results: dict[str, dict], python: str = sdk_matrix.CI_PYTHON) ->
             continue
         again = _runs(versions[first:], statuses[first:], "breaks")
         text = "; ".join(
-            _span(a, b) + (f" (holds again in {after})" if after else " (still broken)") for a, b, after in again
+            _span(a, b) + (f" (holds again in {after})" if after else " (still broken)")
+            for a, b, after in again
         )
         out.append(f"| {point} | {versions[first]} | {text or '—'} |")
     if cannot:
         spans = _runs(versions, ["n/a" if results[v]["note"] else "ran" for v in versions], "n/a")
         out += ["", "n/a (suite cannot run): " + ", ".join(_span(a, b) for a, b, _ in spans) + "."]
-    out += ["", "<details><summary>Every release (✓ holds, ✗ breaks, – did not collect)</summary>", ""]
+        whys = Counter(results[v]["why"] for v in cannot if results[v].get("why"))
+        if whys:
+            out[-1] += f" Most common failure: `{whys.most_common(1)[0][0].replace('`', chr(39))}`."
+    out += [
+        "",
+        "<details><summary>Every release (✓ holds, ✗ breaks, – did not collect)</summary>",
+        "",
+    ]
     out += ["| releases | " + " | ".join(points) + " |", "|---|" + "---|" * len(points)]
     symbol = {"holds": "✓", "breaks": "✗", "n/a": "–"}
     rows: list[list] = []

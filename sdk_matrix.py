@@ -94,6 +94,12 @@ RELEASES = {
     ]
 }
 
+# Upstream's first release with the fix: no row of the matrix (no series, no cells), only the
+# reference that `nox -s bench` measures against the last release before it.
+UPSTREAM_FIX = _r(
+    "0.6.0", "2025-11-18T19:06:55Z", "3.9", "c6569cbd89526758c1ba14ce9fb55d3596c85065"
+)
+
 
 def release(version: str) -> Release:
     try:
@@ -101,6 +107,11 @@ def release(version: str) -> Release:
     except KeyError:
         known = ", ".join(RELEASES)
         raise MatrixError(f"unknown SDK release {version!r}; known releases: {known}") from None
+
+
+def any_release(version: str) -> Release:
+    """A row of the matrix or UPSTREAM_FIX: what an sdist tree can be made of."""
+    return UPSTREAM_FIX if version == UPSTREAM_FIX.version else release(version)
 
 
 def patched_versions(patches: Path = PATCHES) -> list[str]:
@@ -168,7 +179,7 @@ def index_files() -> list[dict]:
 
 def sdist(version: str, cache: Path) -> Path:
     """The release's sdist from PyPI, downloaded once into `cache` and checked against its hash."""
-    release(version)
+    any_release(version)
     target = cache / f"openai_agents-{version}.tar.gz"
     if target.exists():
         return target
@@ -199,7 +210,7 @@ def make_tree(version: str, dest: Path, cache: Path) -> Path:
     The commit is deterministic (fixed identity, the publish time as date), so for releases
     newer than upstream's tags it is the `base-commit:` that their series name.
     """
-    rel = release(version)
+    rel = any_release(version)
     archive = sdist(version, cache)
     if dest.exists():
         shutil.rmtree(dest)
@@ -256,6 +267,25 @@ def apply_series(version: str, tree: Path, patches: Path = PATCHES) -> list[str]
             f"patches/{version}/{name} does not apply to {version}: {detail}"
         ) from None
     return git(tree, "log", "--format=%h %s", "--reverse", "base..HEAD").splitlines()
+
+
+# Bump when any series changes, so a rebuilt wheel never shares a version with an older one.
+LOCAL_LABEL = "agentrelease.1"
+
+
+def set_local_version(tree: Path, version: str) -> str:
+    """Give the tree's pyproject.toml the version `<version>+agentrelease.N` (not committed)."""
+    pyproject = tree / "pyproject.toml"
+    text, count = re.subn(
+        rf'^version = "{re.escape(version)}"$',
+        f'version = "{version}+{LOCAL_LABEL}"',
+        pyproject.read_text(),
+        flags=re.M,
+    )
+    if count != 1:
+        raise MatrixError(f"pyproject.toml of {version} has no static version line")
+    pyproject.write_text(text)
+    return f"{version}+{LOCAL_LABEL}"
 
 
 EXPORT_FLAGS = ("--zero-commit", "--no-signature", "--full-index", "--no-numbered")

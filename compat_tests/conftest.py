@@ -52,6 +52,8 @@ def _selectors(item: pytest.Item) -> set[str]:
 
 
 def pytest_collection_modifyitems(config, items):
+    if os.environ.get("COMPAT_NO_EXPECTATIONS") == "1":  # `nox -s scan`: the plain outcomes
+        return
     expected = tomllib.loads(EXPECTATIONS.read_text()).get(SDK, {}).get(VARIANT, {})
     seen = set()
     for item in items:
