@@ -273,7 +273,8 @@ def _bench_env(session: nox.Session, version: str, variant: str) -> str:
 @nox.session(venv_backend="none", default=False)
 def bench(session: nox.Session) -> None:
     """What the fix costs: each patched release against itself unpatched, and upstream's fix
-    (0.6.0) against 0.5.1, on Python 3.11, in rounds of fresh processes, alternating the order.
+    (0.6.0) against 0.5.1, on Python 3.11, in rounds of fresh processes: per group of metrics,
+    the two sides back to back, in alternating order.
 
     `-- --versions 0.5.1,0.6.0` to limit (0.6.0 names upstream's pair), `--rounds N`,
     `--json PATH` to write the ratios.
@@ -302,16 +303,22 @@ def bench(session: nox.Session) -> None:
     except sdk_matrix.MatrixError as exc:
         session.error(str(exc))
 
+    def measure(env: tuple[str, str], group: str) -> dict:
+        proc = subprocess.run([pythons[env], BENCH_SCRIPT, group], capture_output=True, text=True)
+        if proc.returncode:
+            session.error(f"{'-'.join(env)} {group}: {proc.stderr}")
+        return json.loads(proc.stdout)
+
     load = os.getloadavg()[0]
     samples: dict[str, tuple[list, list]] = {v: ([], []) for v in chosen}
     for n in range(args.rounds):
         for v in chosen:
-            for side in (0, 1) if n % 2 == 0 else (1, 0):
-                cmd = [pythons[pairs[v][side]], BENCH_SCRIPT]
-                proc = subprocess.run(cmd, capture_output=True, text=True)
-                if proc.returncode:
-                    session.error(f"{pairs[v][side]}: {proc.stderr}")
-                samples[v][side].append(json.loads(proc.stdout))
+            measured: tuple[dict, dict] = ({}, {})
+            for group in script.GROUPS:
+                for side in (0, 1) if n % 2 == 0 else (1, 0):
+                    measured[side].update(measure(pairs[v][side], group))
+            samples[v][0].append(measured[0])
+            samples[v][1].append(measured[1])
         session.log(f"round {n + 1}/{args.rounds} done")
 
     results = {v: script.compare(*samples[v]) for v in chosen}
@@ -321,7 +328,7 @@ def bench(session: nox.Session) -> None:
     machine = (
         f"CPython {python}, {os.cpu_count()} cores shared with other "
         f"work (load average {load:.1f} before, {os.getloadavg()[0]:.1f} after); "
-        f"medians of {args.rounds} rounds"
+        f"{args.rounds} rounds"
     )
     print(machine)
     print(script.format_table({labels[v]: results[v] for v in chosen}))
@@ -409,9 +416,12 @@ def scan(session: nox.Session) -> None:
     for release in compat_report.scan_releases(sdk_matrix.index_files()):
         if only and release["version"] not in only:
             continue
+        junit = SCAN / f"junit-{release['version']}.xml"
         if release["version"] not in results or "--force" in session.posargs or only:
             results[release["version"]] = _scan_release(session, release)
-            compat_report.save_scan(SCAN, results)
+        elif junit.exists():  # re-read: cheap, and the rules of scan_result may have changed
+            results[release["version"]] = compat_report.scan_result(release, junit)
+        compat_report.save_scan(SCAN, results)
     compat_report.update_readme(Path("README.md"), compat_report.render_scan(results))
     session.log(f"README.md: scan of {len(results)} releases")
 

@@ -689,11 +689,16 @@ def scan_releases(files: list[dict]) -> list[dict]:
     return sorted(releases.values(), key=lambda r: version_key(r["version"]))
 
 
+CANARY = "alive_until_release"  # point 1: what every release does unless the suite cannot drive it
+
+
 def scan_result(release: dict, junit: Path | None, note: str = "") -> dict:
     """One release's contract points: holds, breaks, or n/a (its test file did not collect).
 
-    A release where no test passes cannot run the suite at all (0.0.2 wants an API key before
-    any run), so it says nothing about the contract: its note says so and why.
+    Keeping agents alive until release is every release's default, so where no test of that
+    point passes the suite cannot drive the release at all (0.0.2 wants an API key, 0.0.4's
+    ModelResponse lacks `response_id`): the release says nothing about the contract, and its
+    note says so and why.
     """
     cases = parse_junit(junit)[1] if junit and junit.exists() else []
     points: dict[str, str] = {}
@@ -702,16 +707,16 @@ def scan_result(release: dict, junit: Path | None, note: str = "") -> dict:
         status = "n/a" if case.outcome == "skipped" else status
         previous = points.get(case.point, "holds")
         points[case.point] = max(previous, status, key=["holds", "breaks", "n/a"].index)
-    failed = [c for c in cases if c.outcome in ("failed", "xpass")]
-    if not note and not any(c.outcome == "passed" for c in cases):
+    canary = [c for c in cases if c.point == CANARY] or cases
+    if not note and not any(c.outcome == "passed" for c in canary):
         note = "suite cannot run"
-    why = Counter(_first_line(c.message, 200) for c in failed).most_common(1)
+    why = Counter(_first_line(c.message, 200) for c in canary if c.outcome == "failed")
     return {
         "uploaded": release["uploaded"],
         "points": {} if note else points,
-        "failed": [c.id for c in failed],
+        "failed": [c.id for c in cases if c.outcome in ("failed", "xpass")],
         "note": note,
-        "why": why[0][0] if note and why else "",
+        "why": why.most_common(1)[0][0] if note and why else "",
     }
 
 
@@ -730,6 +735,17 @@ def _runs(versions: list[str], statuses: list[str], want: str) -> list[tuple[str
     return runs
 
 
+def _groups(versions: list[str], keys: list) -> list[list]:
+    """Consecutive releases with equal keys: [first, last, key]."""
+    groups: list[list] = []
+    for version, key in zip(versions, keys):
+        if groups and groups[-1][2] == key:
+            groups[-1][1] = version
+        else:
+            groups.append([version, version, key])
+    return groups
+
+
 def _span(first: str, last: str) -> str:
     return first if first == last else f"{first} – {last}"
 
@@ -737,7 +753,6 @@ def _span(first: str, last: str) -> str:
 def render_scan(results: dict[str, dict], python: str = sdk_matrix.CI_PYTHON) -> str:
     versions = sorted(results, key=version_key)
     points = sorted({p for r in results.values() for p in r["points"]})
-    cannot = [v for v in versions if results[v]["note"]]
     out = [
         f"Python {python}, unpatched, no expectations (`COMPAT_NO_EXPECTATIONS=1`), "
         f"dependencies as of each release's upload: {len(versions)} releases"
@@ -759,12 +774,14 @@ def render_scan(results: dict[str, dict], python: str = sdk_matrix.CI_PYTHON) ->
             for a, b, after in again
         )
         out.append(f"| {point} | {versions[first]} | {text or '—'} |")
+    whys = [(r.get("why") or r["note"]) if r["note"] else "" for r in map(results.get, versions)]
+    cannot = [
+        f"{_span(a, b)} (`{why.replace('`', chr(39))}`)"
+        for a, b, why in _groups(versions, whys)
+        if why
+    ]
     if cannot:
-        spans = _runs(versions, ["n/a" if results[v]["note"] else "ran" for v in versions], "n/a")
-        out += ["", "n/a (suite cannot run): " + ", ".join(_span(a, b) for a, b, _ in spans) + "."]
-        whys = Counter(results[v]["why"] for v in cannot if results[v].get("why"))
-        if whys:
-            out[-1] += f" Most common failure: `{whys.most_common(1)[0][0].replace('`', chr(39))}`."
+        out += ["", "n/a (suite cannot run): " + "; ".join(cannot) + "."]
     out += [
         "",
         "<details><summary>Every release (✓ holds, ✗ breaks, – did not collect)</summary>",
@@ -772,16 +789,13 @@ def render_scan(results: dict[str, dict], python: str = sdk_matrix.CI_PYTHON) ->
     ]
     out += ["| releases | " + " | ".join(points) + " |", "|---|" + "---|" * len(points)]
     symbol = {"holds": "✓", "breaks": "✗", "n/a": "–"}
-    rows: list[list] = []
-    for v in versions:
-        r = results[v]
-        cols = [f"n/a ({r['note']})"] + [""] * (len(points) - 1) if r["note"] else None
-        cols = cols or [symbol[r["points"].get(p, "n/a")] for p in points]
-        if rows and rows[-1][2] == cols:
-            rows[-1][1] = v
-        else:
-            rows.append([v, v, cols])
-    out += [f"| {_span(a, b)} | " + " | ".join(cols) + " |" for a, b, cols in rows]
+    rows = [
+        [f"n/a ({r['note']})"] + [""] * (len(points) - 1)
+        if r["note"]
+        else [symbol[r["points"].get(p, "n/a")] for p in points]
+        for r in map(results.get, versions)
+    ]
+    out += [f"| {_span(a, b)} | " + " | ".join(row) + " |" for a, b, row in _groups(versions, rows)]
     out += ["", "</details>"]
     return "\n".join(out)
 

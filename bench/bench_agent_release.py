@@ -1,9 +1,10 @@
 """What the agent-release fix costs, measured inside one SDK environment.
 
-`python bench/bench_agent_release.py` measures the installed `openai-agents` and prints one JSON
-object. `nox -s bench` runs it in fresh processes, round after round, alternating the two
-environments of a pair (unpatched and patched), and compares them with the helpers at the top of
-this file, which are stdlib only so the noxfile and the tests import them without an SDK.
+`python bench/bench_agent_release.py reads|runs|memory` measures one group of metrics of the
+installed `openai-agents` and prints one JSON object. `nox -s bench` runs every group in fresh
+processes, round after round, the two environments of a pair (unpatched and patched) back to back
+in alternating order, and compares them with the helpers at the top of this file, which are
+stdlib only so the noxfile and the tests import them without an SDK.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ COMPAT_TESTS = Path(__file__).resolve().parents[1] / "compat_tests"
 # taking the core must not count as a cost of the fix.
 MIN_TIME = 0.05  # seconds: the shortest timed measurement of a micro-benchmark
 MIN_RUN_TIME = 0.2  # seconds: the shortest timed batch of `Runner.run` calls
-REPEAT = 5  # measurements per metric and process; the best one counts
-UNROLL = 20  # field reads per loop iteration, so the loop's own cost stays out of the reads
+REPEAT = 10  # measurements per metric and process; the best one counts
+UNROLL = 20  # statements per loop iteration, so the loop's own cost stays out of the reads
 MEMORY_RUNS = 1000
 PAYLOAD = 100_000  # bytes held by each agent's tool closure: a leaked agent cannot hide
 
@@ -41,6 +42,7 @@ TIMES = {
     "construct_ns": "construct_ratio",
 }
 RATES = {"run1_per_s": "run1_throughput_ratio", "run3_per_s": "run3_throughput_ratio"}
+RATIOS = {**TIMES, **RATES}
 MEMORY = ("live_agents_after_release", "retained_bytes_after_release")
 
 
@@ -61,34 +63,45 @@ def ratio(new: float, base: float) -> float:
 
 
 def compare(base_samples: list[dict], new_samples: list[dict]) -> dict:
-    """Ratios new/base of the medians (times and runs per second) and new's memory after
-    release; `run_throughput_ratio` is the geometric mean of the 1-turn and 3-turn ratios."""
+    """Per metric, the median and the range of the per-round ratios new/base (a round measures
+    both sides back to back, so the pairing cancels slow phases of the shared machine), and the
+    memory left after release; `run_throughput_ratio` is the geometric mean of the 1-turn and
+    3-turn ratios."""
     base, new = medians(base_samples), medians(new_samples)
-    out = {key: ratio(new[m], base[m]) for m, key in {**TIMES, **RATES}.items()}
+    per_round = {
+        key: [ratio(n[m], b[m]) for b, n in zip(base_samples, new_samples)]
+        for m, key in RATIOS.items()
+    }
+    out = {key: round(statistics.median(r), 3) for key, r in per_round.items()}
     out["run_throughput_ratio"] = round(
         math.sqrt(out["run1_throughput_ratio"] * out["run3_throughput_ratio"]), 3
     )
     out.update({key: new[key] for key in MEMORY})
     out.update({f"baseline_{key}": base[key] for key in MEMORY})
+    out["round_ratio_range"] = {key: [min(r), max(r)] for key, r in per_round.items()}
     out["medians"] = {"baseline": base, "candidate": new}
+    out["rounds"] = {"baseline": base_samples, "candidate": new_samples}
     return out
 
 
-def _cell(base: float, new: float, unit: str = "", ndigits: int = 1) -> str:
-    return f"{base:.{ndigits}f} → {new:.{ndigits}f}{unit} ({new / base:.2f}×)"
+def _cell(c: dict, metric: str, unit: str = "", ndigits: int = 1) -> str:
+    base, new = c["medians"]["baseline"][metric], c["medians"]["candidate"][metric]
+    lo, hi = c["round_ratio_range"][RATIOS[metric]]
+    r = c[RATIOS[metric]]
+    return f"{base:.{ndigits}f} → {new:.{ndigits}f}{unit} ({r:.2f}×; {lo:.2f}–{hi:.2f})"
 
 
 def format_table(rows: dict[str, dict]) -> str:
-    """A Markdown table, one row per comparison (label -> `compare` result)."""
+    """A Markdown table, one row per comparison (label -> `compare` result). A cell: baseline
+    median → candidate median (median per-round ratio; lowest–highest per-round ratio)."""
     head = (
         "| comparison | field read | `.agent` read | `.source_agent` read | construction "
-        "| 1-turn runs/s | 3-turn runs/s | live agents | retained bytes |"
+        "| 1-turn runs/s | 3-turn runs/s | live agents | retained |"
     )
     lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
     for label, c in rows.items():
         b, n = c["medians"]["baseline"], c["medians"]["candidate"]
-        cells = [_cell(b[m], n[m], " ns") for m in TIMES]
-        cells += [_cell(b[m], n[m], ndigits=0) for m in RATES]
+        cells = [_cell(c, m, " ns") for m in TIMES] + [_cell(c, m, ndigits=0) for m in RATES]
         cells.append(f"{b['live_agents_after_release']:.0f} → {n['live_agents_after_release']:.0f}")
         mb_base, mb_new = (x["retained_bytes_after_release"] / 1e6 for x in (b, n))
         cells.append(f"{mb_base:.1f} → {mb_new:.1f} MB")
@@ -99,25 +112,32 @@ def format_table(rows: dict[str, dict]) -> str:
 # --- measuring (inside an SDK environment) ----------------------------------------------------
 
 
-def best_per_loop(run, min_time: float = MIN_TIME) -> float:
-    """Seconds per loop: `run(loops)` returns seconds; loops double until one run takes
-    `min_time`, then the best of REPEAT runs counts."""
-    loops = 1
-    while run(loops) < min_time:
-        loops *= 2
-    return min(run(loops) for _ in range(REPEAT)) / loops
+def best_per_loop(runs: dict, min_time: float) -> dict[str, float]:
+    """Seconds per loop of each `run(loops)` (which returns seconds): its loops double until one
+    run takes `min_time`; then REPEAT passes over all of them, interleaved so that each metric
+    sees the same phases of the shared machine, and the best pass of each counts."""
+    loops = {}
+    for name, run in runs.items():
+        loops[name] = 1
+        while run(loops[name]) < min_time:
+            loops[name] *= 2
+    best = dict.fromkeys(runs, math.inf)
+    for _ in range(REPEAT):
+        for name, run in runs.items():
+            best[name] = min(best[name], run(loops[name]) / loops[name])
+    return best
 
 
-def ns_per_call(stmt: str, namespace: dict, unroll: int = 1) -> float:
-    """Best ns per `stmt`; the names of `namespace` are bound as locals of the timed function."""
+def timer(stmt: str, namespace: dict):
+    """`timeit` of `stmt` written UNROLL times; the names of `namespace` are bound as locals of
+    the timed function."""
     setup = "; ".join(f"{name} = ns[{name!r}]" for name in namespace)
-    stmts = "; ".join([stmt] * unroll)
-    timer = timeit.Timer(stmts, setup, time.process_time, globals={"ns": namespace})
-    return best_per_loop(timer.timeit) / unroll * 1e9
+    stmts = "; ".join([stmt] * UNROLL)
+    return timeit.Timer(stmts, setup, time.process_time, globals={"ns": namespace}).timeit
 
 
-def runs_per_second(loop, make_agent) -> float:
-    """`Runner.run` calls per second, each on a fresh agent made outside the timing."""
+def run_timer(loop, make_agent):
+    """Seconds for `n` `Runner.run` calls, each on a fresh agent made outside the timing."""
     from agents import Runner
 
     async def run_all(agents):
@@ -130,7 +150,7 @@ def runs_per_second(loop, make_agent) -> float:
         loop.run_until_complete(run_all(agents))
         return time.process_time() - start
 
-    return 1 / best_per_loop(timed, MIN_RUN_TIME)
+    return timed
 
 
 def payload_agent(i: int):
@@ -175,17 +195,10 @@ def memory_after_release(loop) -> tuple[int, int]:
     return live, after - before
 
 
-def measure() -> dict:
-    os.environ.pop("OPENAI_API_KEY", None)
-    os.environ["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
-    sys.path.insert(0, str(COMPAT_TESTS))
-    from importlib.metadata import version
-
+def reads() -> dict:
     import support
-    from agents import set_tracing_disabled
     from agents.items import HandoffOutputItem, MessageOutputItem
 
-    set_tracing_disabled(True)
     source, target = support.handoff_agents()
     raw = support.message("Paris")
     handoff_raw = {"type": "function_call_output", "call_id": "call_1", "output": "{}"}
@@ -198,21 +211,60 @@ def measure() -> dict:
             agent=source, raw_item=handoff_raw, source_agent=source, target_agent=target
         ),
     }
+    best = best_per_loop(
+        {
+            "field_read_ns": timer("item.raw_item", namespace),
+            "agent_read_ns": timer("item.agent", namespace),
+            "source_agent_read_ns": timer("handoff.source_agent", namespace),
+            "construct_ns": timer("MessageOutputItem(agent=agent, raw_item=raw)", namespace),
+        },
+        MIN_TIME,
+    )
+    return {name: t / UNROLL * 1e9 for name, t in best.items()}
+
+
+def runs() -> dict:
+    import support
+
     loop = asyncio.new_event_loop()
-    out = {
-        "sdk": version("openai-agents"),
-        "python": platform.python_version(),
-        "field_read_ns": ns_per_call("item.raw_item", namespace, UNROLL),
-        "agent_read_ns": ns_per_call("item.agent", namespace, UNROLL),
-        "source_agent_read_ns": ns_per_call("handoff.source_agent", namespace, UNROLL),
-        "construct_ns": ns_per_call("MessageOutputItem(agent=agent, raw_item=raw)", namespace),
-        "run1_per_s": runs_per_second(loop, support.answering_agent),
-        "run3_per_s": runs_per_second(loop, support.tool_agent),
-    }
+    best = best_per_loop(
+        {
+            "run1_per_s": run_timer(loop, support.answering_agent),
+            "run3_per_s": run_timer(loop, support.tool_agent),
+        },
+        MIN_RUN_TIME,
+    )
+    return {name: 1 / t for name, t in best.items()}
+
+
+def memory() -> dict:
+    import support
+    from agents import Runner
+
+    loop = asyncio.new_event_loop()
+    for agent in (support.answering_agent(), support.tool_agent()):  # warm the SDK's caches
+        loop.run_until_complete(Runner.run(agent, "hi"))
     live, retained = memory_after_release(loop)
-    loop.close()
-    return {**out, "live_agents_after_release": live, "retained_bytes_after_release": retained}
+    return {"live_agents_after_release": live, "retained_bytes_after_release": retained}
+
+
+# One fresh process per group and side, the two sides of a pair back to back: seconds apart,
+# so a neighbour's burst on the shared machine hits both or neither.
+GROUPS = {"reads": reads, "runs": runs, "memory": memory}
+
+
+def measure(group: str) -> dict:
+    os.environ.pop("OPENAI_API_KEY", None)
+    os.environ["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
+    sys.path.insert(0, str(COMPAT_TESTS))
+    from importlib.metadata import version
+
+    from agents import set_tracing_disabled
+
+    set_tracing_disabled(True)
+    out = GROUPS[group]()
+    return {"sdk": version("openai-agents"), "python": platform.python_version(), **out}
 
 
 if __name__ == "__main__":
-    print(json.dumps(measure()))
+    print(json.dumps(measure(sys.argv[1])))

@@ -32,8 +32,11 @@ def test_medians_skip_text_and_take_the_middle_round():
 
 
 def test_compare_gives_patched_over_unpatched_and_patched_memory():
-    result = bench.compare([sample(1, 1000, 110_000_000)], [sample(1.1, 0, 9_000_000)])
+    base = [sample(1, 1000, 110_000_000)] * 3
+    new = [sample(1.2, 0, 9_000_000), sample(1.1, 0, 9_000_000), sample(1.0, 0, 9_000_000)]
+    result = bench.compare(base, new)
     assert result["field_read_ratio"] == result["construct_ratio"] == 1.1
+    assert result["round_ratio_range"]["field_read_ratio"] == [1.0, 1.2]
     assert result["run1_throughput_ratio"] == result["run_throughput_ratio"] == 0.909
     assert result["live_agents_after_release"] == 0
     assert result["baseline_live_agents_after_release"] == 1000
@@ -45,8 +48,8 @@ def test_table_has_one_row_per_comparison():
     lines = bench.format_table({"0.5.1 patched vs unpatched": result}).splitlines()
     assert len(lines) == 3
     assert lines[0].count("|") == lines[1].count("|") == lines[2].count("|")
-    assert "| 0.5.1 patched vs unpatched | 5.0 → 10.0 ns (2.00×) |" in lines[2]
-    assert "1000 → 0 | 110.0 → 9.0 MB |" in lines[2]
+    assert lines[2].startswith("| 0.5.1 patched vs unpatched | 5.0 → 10.0 ns (2.00×; 2.00–2.00) |")
+    assert lines[2].endswith("| 1000 → 0 | 110.0 → 9.0 MB |")
 
 
 def test_upstream_fix_makes_trees_but_is_no_row_of_the_matrix():

@@ -376,9 +376,9 @@ def scanned(tmp_path: Path, version: str, outcomes: dict[str, str] | None) -> di
 
 
 def test_scan_render_names_first_hold_and_every_break(tmp_path: Path):
-    other = {"kept_items::test_keeps": "passed"}
+    other = {"alive_until_release::test_alive": "passed"}
     results = {
-        "0.0.2": scanned(tmp_path, "0.0.2", {"kept_items::test_keeps": "failed"}),
+        "0.0.2": scanned(tmp_path, "0.0.2", {"alive_until_release::test_alive": "failed"}),
         "0.0.5": scanned(tmp_path, "0.0.5", None),
         "0.0.19": scanned(tmp_path, "0.0.19", {**other, "release_then_gc::test_frees": "failed"}),
         "0.6.0": scanned(tmp_path, "0.6.0", {**other, "release_then_gc::test_frees": "passed"}),
@@ -396,13 +396,18 @@ def test_scan_render_names_first_hold_and_every_break(tmp_path: Path):
     }
     assert results["0.0.2"]["note"] == "suite cannot run"  # no test passes: not the contract
     assert results["0.0.2"]["why"] == "AssertionError: agent alive"
+    cannot_drive = {"alive_until_release::test_alive": "failed", "streaming::test_x": "passed"}
+    assert scanned(tmp_path, "0.0.4", cannot_drive)["note"] == "suite cannot run"
     table = report.render_scan(results)
-    assert "| kept_items | 0.0.19 | — |" in table
+    assert "| alive_until_release | 0.0.19 | — |" in table
     assert (
         "| release_then_gc | 0.6.0 | 0.7.0 – 0.7.1 (holds again in 0.8.0); 0.9.0 (still broken) |"
         in table
     )
-    assert "n/a (suite cannot run): 0.0.2 – 0.0.5." in table
+    assert (
+        "n/a (suite cannot run): 0.0.2 (`AssertionError: agent alive`); 0.0.5 (`suite cannot"
+        in table
+    )
     assert "| 0.0.2 – 0.0.5 | n/a (suite cannot run) |  |" in table
     assert "| 0.7.0 – 0.7.1 | ✓ | ✗ |" in table
 
