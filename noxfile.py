@@ -55,8 +55,9 @@ def _install_sdk(session: nox.Session, version: str, variant: str) -> None:
     Dependencies resolve as of the release's publish time, so later openai/pydantic
     releases cannot break old SDK releases.
     """
-    tree = sdk_matrix.make_tree(version, Path(session.create_tmp()) / "sdk", SDISTS)
-    applied = sdk_matrix.apply_series(version, tree) if variant == "patched" else []
+    tree, applied = sdk_matrix.variant_tree(
+        version, variant, Path(session.create_tmp()) / "sdk", SDISTS
+    )
     session.install(
         "--compile-bytecode",
         "--exclude-newer",
@@ -259,8 +260,7 @@ def _bench_env(session: nox.Session, version: str, variant: str) -> str:
     """A fresh venv `.nox/bench-envs/<version>-<variant>`, installed as a compat cell is;
     returns its interpreter."""
     tree = Path(session.create_tmp()) / f"sdk-{version}-{variant}"
-    sdk_matrix.make_tree(version, tree, SDISTS)
-    applied = sdk_matrix.apply_series(version, tree) if variant == "patched" else []
+    tree, applied = sdk_matrix.variant_tree(version, variant, tree, SDISTS)
     env = BENCH_ENVS / f"{version}-{variant}"
     session.run("uv", "venv", "--quiet", "--clear", "--python", "3.11", str(env))
     published = sdk_matrix.any_release(version).published

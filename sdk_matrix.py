@@ -230,6 +230,12 @@ def make_tree(version: str, dest: Path, cache: Path) -> Path:
     return dest
 
 
+def variant_tree(version: str, variant: str, dest: Path, cache: Path) -> tuple[Path, list[str]]:
+    """The release's sdist tree at `dest`, with its series applied when `variant` is patched."""
+    tree = make_tree(version, dest, cache)
+    return tree, apply_series(version, tree) if variant == "patched" else []
+
+
 def base_commit(patch: Path) -> str | None:
     match = re.search(r"^base-commit: ([0-9a-f]{40})$", patch.read_text(), re.M)
     return match.group(1) if match else None
