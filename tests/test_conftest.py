@@ -1,0 +1,148 @@
+"""compat_tests/conftest.py, run for real by pytest in a subprocess against a stand-in SDK:
+expectations become strict xfails by selector, unknown selectors stop the cell, the network
+and the API key are out of reach."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+COMPAT_TESTS = Path(__file__).resolve().parents[1] / "compat_tests"
+
+POINT_TESTS = """
+import os
+import socket
+
+import pytest
+
+
+def test_fails():
+    assert False
+
+
+def test_passes():
+    pass
+
+
+@pytest.mark.parametrize("case", ["good", "bad"])
+def test_param(case):
+    assert case == "good"
+
+
+def test_network_is_blocked():
+    with pytest.raises(RuntimeError, match="must not use the network"):
+        socket.create_connection(("127.0.0.1", 9))
+
+
+def test_api_key_is_gone():
+    assert "OPENAI_API_KEY" not in os.environ
+"""
+
+
+def _dist(site: Path, name: str, version: str) -> None:
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+
+
+@pytest.fixture
+def cell(tmp_path: Path):
+    """Run the real conftest over `test_point.py` with the given expectations.toml text."""
+    site = tmp_path / "site"
+    (site / "agents").mkdir(parents=True)
+    (site / "agents" / "__init__.py").write_text("def set_tracing_disabled(disabled): pass\n")
+    for name, version in (("openai-agents", "0.5.1"), ("openai", "1.0.0"), ("pydantic", "2.0")):
+        _dist(site, name, version)
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shutil.copy(COMPAT_TESTS / "conftest.py", suite)
+    (suite / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -rA\n")
+    (suite / "test_point.py").write_text(POINT_TESTS)
+
+    def run(expectations: str, variant: str = "unpatched") -> subprocess.CompletedProcess:
+        (suite / "expectations.toml").write_text(textwrap.dedent(expectations))
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(site),
+            "COMPAT_VARIANT": variant,
+            "OPENAI_API_KEY": "sk-must-not-leak",
+        }
+        env.pop("COMPAT_NO_EXPECTATIONS", None)
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", str(suite)],
+            cwd=suite,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+
+    return run
+
+
+def test_listed_failures_become_xfails(cell):
+    proc = cell("""
+        ["0.5.1".unpatched]
+        "point::test_fails" = "a known bug"
+        "point::test_param[bad]" = "only one param fails"
+    """)
+    assert proc.returncode == 0, proc.stdout
+    assert "XFAIL test_point.py::test_fails - a known bug" in proc.stdout
+    assert "XFAIL test_point.py::test_param[bad]" in proc.stdout
+    assert "PASSED test_point.py::test_param[good]" in proc.stdout
+
+
+def test_a_listed_test_that_passes_fails_the_cell(cell):
+    proc = cell("""
+        ["0.5.1".unpatched]
+        "point::test_fails" = "a known bug"
+        "point::test_passes" = "the bug was fixed"
+        "point::test_param[bad]" = "only one param fails"
+    """)
+    assert proc.returncode == 1
+    assert "[XPASS(strict)] the bug was fixed" in proc.stdout
+
+
+def test_a_point_selector_marks_every_test_of_the_point(cell):
+    proc = cell("""
+        ["0.5.1".unpatched]
+        point = "the whole point fails"
+    """)
+    assert proc.returncode == 1  # the passing tests of the point now XPASS strictly
+    assert "XFAIL test_point.py::test_fails - the whole point fails" in proc.stdout
+    assert "FAILED test_point.py::test_passes" in proc.stdout
+
+
+def test_unlisted_failures_fail_and_other_cells_do_not_leak_in(cell):
+    table = """
+        ["0.5.1".unpatched]
+        "point::test_fails" = "a known bug"
+        "point::test_param[bad]" = "only one param fails"
+
+        ["0.6.9".patched]
+        "point::test_fails" = "another release's entry"
+    """
+    proc = cell(table, variant="patched")
+    assert proc.returncode == 1
+    assert "FAILED test_point.py::test_fails" in proc.stdout
+    assert "FAILED test_point.py::test_param[bad]" in proc.stdout
+
+
+def test_an_unknown_selector_is_a_usage_error(cell):
+    proc = cell("""
+        ["0.5.1".unpatched]
+        "point::test_renamed_long_ago" = "stale entry"
+    """)
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "names tests that do not exist: ['point::test_renamed_long_ago']" in proc.stderr
+
+
+def test_network_guard_and_api_key(cell):
+    proc = cell("")
+    assert "PASSED test_point.py::test_network_is_blocked" in proc.stdout
+    assert "PASSED test_point.py::test_api_key_is_gone" in proc.stdout
