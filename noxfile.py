@@ -80,7 +80,11 @@ def compat(session: nox.Session, sdk: str, variant: str) -> None:
     BUILD.mkdir(parents=True, exist_ok=True)
     junit = BUILD / f"junit-{sdk}-{variant}-py{session.python}.xml"
     coverage = os.environ.get("COMPAT_COVERAGE") == "1"  # for the report's patch coverage
-    env = {"COMPAT_VARIANT": variant, "COVERAGE_FILE": f"{session.create_tmp()}/.coverage"}
+    env = {
+        "COMPAT_VARIANT": variant,
+        "COVERAGE_FILE": f"{session.create_tmp()}/.coverage",
+        "COVERAGE_RCFILE": "compat_tests/coverage.ini",
+    }
     if coverage:
         session.install("coverage==7.8.0")
     try:

@@ -171,10 +171,19 @@ def _apply_diff(added: set[int], hunks: list[tuple[int, int, list[str]]]) -> set
     """Move the line numbers in `added` through one file's hunks and add the hunks' new lines."""
     moved, deleted, new, shifts = {}, set(), set(), []
     for old_start, new_start, body in hunks:
+        # A line the hunk only re-indents (wrapping code in try/finally, say) is not new code:
+        # pair it with the removed line of the same text, as `git diff -w` would.
+        removed, old = defaultdict(list), old_start
+        for text in body:
+            if text.startswith("-"):
+                removed[text[1:].strip()].append(old)
+            old += not text.startswith("+")
         old, line = old_start, new_start
         for text in body:
             if text.startswith("+"):
-                new.add(line)
+                same = removed.get(text[1:].strip()) if text[1:].strip() else None
+                if not same or same.pop(0) in added:
+                    new.add(line)
                 line += 1
             elif text.startswith("-"):
                 deleted.add(old)
@@ -193,7 +202,7 @@ def added_lines(patches: list[Path]) -> dict[str, set[int]]:
     """Lines of the patched tree that the series adds under src/, as `agents/...` paths.
 
     Each patch moves the lines added by the ones before it, so the result is what
-    `git diff base..HEAD` shows as added.
+    `git diff -w base..HEAD` shows as added.
     """
     added: dict[str, set[int]] = {}
     for patch in patches:

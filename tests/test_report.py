@@ -240,6 +240,29 @@ def test_added_lines_match_git_diff_across_a_series(tmp_path: Path):
     assert found["agents/items.py"] == {1, 12, 27, 31}  # header, new b, new c, tail
 
 
+def test_added_lines_skip_lines_a_series_only_reindents(tmp_path: Path):
+    """Wrapping a loop body in try/finally adds two lines, not the whole body."""
+    repo = tmp_path / "sdk"
+    (repo / "src" / "agents").mkdir(parents=True)
+    run = repo / "src" / "agents" / "run.py"
+    run.write_text("while True:\n    step()\n    if done:\n        break\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "tag", "base")
+    run.write_text(
+        "while True:\n    try:\n        step()\n        if done:\n            break\n"
+        "    finally:\n        clear()\n"
+    )
+    git(repo, "commit", "-q", "-am", "wrap")
+    run.write_text(run.read_text().replace("        step()\n", "        step(fast=True)\n"))
+    git(repo, "commit", "-q", "-am", "change a wrapped line")
+    git(repo, "format-patch", "-q", "-o", str(tmp_path / "series"), "base..HEAD")
+
+    found = report.added_lines(sorted((tmp_path / "series").glob("*.patch")))
+    assert found == {"agents/run.py": {2, 3, 6, 7}}  # try, the changed call, finally, clear
+
+
 def test_patch_coverage_counts_added_executable_lines(tmp_path: Path, patches: Path):
     build = tmp_path / "build"
     build.mkdir()
