@@ -621,6 +621,7 @@ EVERYTHING = (
     "sdk_matrix.py",
     "compat_tests/expectations.toml",
     "requirements-tools.txt",
+    ".github/workflows/compat.yml",
 )
 
 

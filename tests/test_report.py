@@ -329,6 +329,7 @@ def test_push_and_matrix_changes_select_every_cell():
     assert len(report.select(listing(), None)) == 4
     assert len(report.select(listing(), ["README.md", "compat_tests/expectations.toml"])) == 4
     assert len(report.select(listing(), ["sdk_matrix.py"])) == 4
+    assert len(report.select(listing(), [".github/workflows/compat.yml"])) == 4
 
 
 def test_a_series_change_selects_its_release_only():
