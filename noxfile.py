@@ -175,7 +175,8 @@ def upstream(session: nox.Session) -> None:
     and patched: the series must add no failure. `-- <version>...` to limit."""
     new_failures = []
     for version in session.posargs or sdk_matrix.patched_versions():
-        tree = Path(session.create_tmp()) / f"upstream-{version}"
+        # Absolute: `uv --directory` resolves relative paths from inside the tree.
+        tree = Path(session.create_tmp()).resolve() / f"upstream-{version}"
         try:
             sdk_matrix.make_tree(version, tree, SDISTS)
         except sdk_matrix.MatrixError as exc:
