@@ -259,92 +259,157 @@ def export(session: nox.Session) -> None:
 
 BENCH_ENVS = Path(".nox/bench-envs")
 BENCH_SCRIPT = "bench/bench_agent_release.py"
+BENCH_PYTHON = "3.11"
 
 
-def _bench_env(session: nox.Session, version: str, variant: str) -> str:
-    """A fresh venv `.nox/bench-envs/<version>-<variant>`, installed as a compat cell is;
-    returns its interpreter."""
+def _bench_env(session: nox.Session, version: str, variant: str, rebuild: bool) -> str:
+    """The venv `.nox/bench-envs/<version>-<variant>`, installed as a compat cell is (with
+    bytecode compiled, so imports are alike); returns its interpreter. Reused while its stamp
+    (release, variant, the series' bytes, Python) is unchanged, unless `rebuild`."""
+    import hashlib
+    import json
+
+    env = BENCH_ENVS / f"{version}-{variant}"
+    python = env / "bin" / "python"
+    patches = sdk_matrix.series(version) if variant == "patched" else []
+    stamp = json.dumps(
+        {
+            "release": sdk_matrix.any_release(version).published,
+            "variant": variant,
+            "python": BENCH_PYTHON,
+            "series": [hashlib.sha256(p.read_bytes()).hexdigest() for p in patches],
+        }
+    )
+    stamp_file = env / "bench-stamp.json"
+    if not rebuild and python.exists() and stamp_file.exists():
+        if stamp_file.read_text() == stamp:
+            session.log(f"{version}-{variant}: reused")
+            return str(python)
     tree = Path(session.create_tmp()) / f"sdk-{version}-{variant}"
     tree, applied = sdk_matrix.variant_tree(version, variant, tree, SDISTS)
-    env = BENCH_ENVS / f"{version}-{variant}"
-    session.run("uv", "venv", "--quiet", "--clear", "--python", "3.11", str(env))
+    session.run("uv", "venv", "--quiet", "--clear", "--python", BENCH_PYTHON, str(env))
     published = sdk_matrix.any_release(version).published
     install = ["--compile-bytecode", "--exclude-newer", published, str(tree)]
     session.run("uv", "pip", "install", "--quiet", "--python", str(env), *install)
+    stamp_file.write_text(stamp)
+    shutil.rmtree(tree)
     session.log(f"{version}-{variant}: series applied: {applied or 'none'}")
-    return str(env / "bin" / "python")
+    return str(python)
 
 
 @nox.session(venv_backend="none", default=False)
 def bench(session: nox.Session) -> None:
-    """What the fix costs: each patched release against itself unpatched, and upstream's fix
-    (0.6.0) against 0.5.1, on Python 3.11, in rounds of fresh processes: per group of metrics,
-    the two sides back to back, in alternating order.
+    """What the fix costs, on Python 3.11: each patched release against itself unpatched, and
+    upstream's own implementation (0.6.0, the fix, and the newest release) against 0.5.1, in
+    rounds of fresh processes, the two sides of a pair back to back in alternating order; see
+    bench/bench_agent_release.py for the method. 27 minutes on 2 cores, plus up to 13 to
+    build the environments the first time.
 
-    `-- --versions 0.5.1,0.6.0` to limit (0.6.0 names upstream's pair), `--rounds N`,
-    `--json PATH` to write the ratios.
+    `-- --versions 0.5.1,0.6.0` to limit (0.6.0 and upstream-<newest> name upstream's pairs),
+    `--rounds N`, `--json PATH` to write the figures, `--rebuild` to rebuild the environments.
     """
     import argparse
     import json
     import subprocess
+    import time
 
     from bench import bench_agent_release as script
 
     parser = argparse.ArgumentParser(prog="nox -s bench --")
-    parser.add_argument("--versions", help="comma-separated; 0.6.0 is upstream's pair")
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--json", type=Path, help="write the ratios to this file")
+    parser.add_argument("--versions", help="comma-separated pair ids (default: every pair)")
+    parser.add_argument("--rounds", type=int, default=script.ROUNDS)
+    parser.add_argument("--json", type=Path, help="write the figures to this file")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild every environment")
     args = parser.parse_args(session.posargs)
 
-    upstream = sdk_matrix.UPSTREAM_FIX.version
-    pairs = {v: ((v, "unpatched"), (v, "patched")) for v in sdk_matrix.patched_versions()}
-    pairs[upstream] = ((sdk_matrix.LAST_BEFORE_FIX, "unpatched"), (upstream, "unpatched"))
-    chosen = args.versions.split(",") if args.versions else list(pairs)
-    if set(chosen) - set(pairs):
-        session.error(f"no pair for {args.versions}; known: {', '.join(pairs)}")
+    started, cpu_started, load_before = time.monotonic(), os.times(), os.getloadavg()
+    patched = sdk_matrix.patched_versions()
+    pair_defs = script.pairs(
+        patched, sdk_matrix.UPSTREAM_FIX.version, sdk_matrix.LAST_BEFORE_FIX, patched[-1]
+    )
+    chosen = args.versions.split(",") if args.versions else list(pair_defs)
+    if set(chosen) - set(pair_defs):
+        session.error(f"no pair for {args.versions}; known: {', '.join(pair_defs)}")
+    sides = ("baseline", "candidate")
     try:
-        envs = dict.fromkeys(env for v in chosen for env in pairs[v])
-        pythons = {env: _bench_env(session, *env) for env in envs}
+        envs = dict.fromkeys(pair_defs[key][side] for key in chosen for side in sides)
+        pythons = {env: _bench_env(session, *env, rebuild=args.rebuild) for env in envs}
     except sdk_matrix.MatrixError as exc:
         session.error(str(exc))
+    envs_built = time.monotonic()
 
     def measure(env: tuple[str, str], group: str) -> dict:
-        proc = subprocess.run([pythons[env], BENCH_SCRIPT, group], capture_output=True, text=True)
+        extra = {"PYTHONMALLOC": "malloc"} if group == "memory" else {}
+        proc = subprocess.run(
+            [pythons[env], BENCH_SCRIPT, group],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **extra},
+        )
         if proc.returncode:
             session.error(f"{'-'.join(env)} {group}: {proc.stderr}")
         return json.loads(proc.stdout)
 
-    load = os.getloadavg()[0]
-    samples: dict[str, tuple[list, list]] = {v: ([], []) for v in chosen}
+    samples = {key: {side: [] for side in sides} for key in chosen}
     for n in range(args.rounds):
-        for v in chosen:
-            measured: tuple[dict, dict] = ({}, {})
-            for group in script.GROUPS:
-                for side in (0, 1) if n % 2 == 0 else (1, 0):
-                    measured[side].update(measure(pairs[v][side], group))
-            samples[v][0].append(measured[0])
-            samples[v][1].append(measured[1])
+        order = sides if n % 2 == 0 else sides[::-1]
+        for key in chosen:
+            measured = {side: {} for side in sides}
+            for group in ("timing", "memory") if n == 0 else ("timing",):
+                for side in order:
+                    measured[side].update(measure(pair_defs[key][side], group))
+            for side in sides:
+                samples[key][side].append(measured[side])
         session.log(f"round {n + 1}/{args.rounds} done")
 
-    results = {v: script.compare(*samples[v]) for v in chosen}
-    labels = {v: f"{v} patched vs unpatched" for v in chosen}
-    labels[upstream] = f"upstream {upstream} vs {sdk_matrix.LAST_BEFORE_FIX} (both unpatched)"
-    python = samples[chosen[0]][0][0]["python"]
+    results = {key: script.compare(*samples[key].values()) for key in chosen}
+    wall = time.monotonic() - started
+    cpu = sum(os.times()[2:4]) - sum(cpu_started[2:4])
+    python = samples[chosen[0]]["baseline"][0]["python"]
     machine = (
-        f"CPython {python}, {os.cpu_count()} cores shared with other "
-        f"work (load average {load:.1f} before, {os.getloadavg()[0]:.1f} after); "
-        f"{args.rounds} rounds"
+        f"CPython {python} on {_cpu_model()}, {os.cpu_count()} cores shared with other work "
+        f"(load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after); "
+        f"{args.rounds} rounds; {wall / 60:.0f} min wall "
+        f"({(envs_built - started) / 60:.0f} min of it for the environments), "
+        f"{cpu / 60:.0f} min CPU of the measuring processes"
     )
     print(machine)
-    print(script.format_table({labels[v]: results[v] for v in chosen}))
+    print(script.format_table({pair_defs[key]["label"]: results[key] for key in chosen}))
+    ours = {key: results[key] for key in chosen if "upstream" not in pair_defs[key]}
+    checks = script.check_targets(ours) if ours else []
+    for check in checks:
+        verdict = "met" if check["met"] else "MISSED"
+        print(f"{check['target']}: worst {check['value']} ({check['worst']}), {verdict}")
     if args.json:
         out = {
-            "versions": {v: r for v, r in results.items() if v != upstream},
-            "upstream": results.get(upstream, {}),
+            "versions": ours,
+            "upstream": {
+                pair_defs[key]["upstream"]: {
+                    "baseline": sdk_matrix.LAST_BEFORE_FIX,
+                    **results[key],
+                }
+                for key in chosen
+                if "upstream" in pair_defs[key]
+            },
+            "targets": checks,
             "machine": machine,
         }
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(out, indent=2) + "\n")
         session.log(f"wrote {args.json}")
+    problems = script.leak_problems(results, pair_defs)
+    if problems:
+        session.error("the memory measurement is broken:\n" + "\n".join(problems))
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
+    except (OSError, StopIteration):
+        import platform
+
+        return platform.processor() or platform.machine()
 
 
 # --- the report, CI's matrix, the weekly `latest` cell and the scan of every release ----------

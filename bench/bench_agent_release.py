@@ -1,15 +1,49 @@
 """What the agent-release fix costs, measured inside one SDK environment.
 
-`python bench/bench_agent_release.py reads|runs|memory` measures one group of metrics of the
-installed `openai-agents` and prints one JSON object. `nox -s bench` runs every group in fresh
-processes, round after round, the two environments of a pair (unpatched and patched) back to back
-in alternating order, and compares them with the helpers at the top of this file, which are
-stdlib only so the noxfile and the tests import them without an SDK.
+`python bench/bench_agent_release.py timing|memory` (or `reads`, `runs`) measures one group of
+metrics of the installed `openai-agents` and prints one JSON object. `nox -s bench` compares
+pairs of environments (each patched release against itself unpatched; upstream's own fix, 0.6.0,
+and upstream's newest release against 0.5.1, all unpatched) with the helpers at the top of this
+file, which are stdlib only so the noxfile and the tests import them without an SDK.
+
+How it is timed, and why so (the default run must finish in 30 minutes on 2 shared cores, for
+27 pairs, 54 sides, 51 environments):
+
+- ROUNDS (5) rounds; a round runs, per pair, one fresh `timing` process per side, the two sides
+  back to back, in alternating order. Each metric's figure is the median over rounds, each ratio
+  the median of the per-round ratios (the two sides of a round are seconds apart, so a slow
+  phase of the shared machine hits both or neither). Five is the fewest rounds whose median
+  ignores two bad rounds; importing the SDK (about 2 s of CPU) is most of each process, so more
+  rounds cost more than longer measurements would.
+- Inside a process each metric takes the best of REPEAT passes, interleaved with the other
+  metrics: 5 passes of at least 20 ms for the reads and the construction (timeit, a statement
+  written UNROLL times), 5 passes of at least 50 ms of `Runner.run` calls, on agents made
+  outside the timing.
+- Times are the process's CPU time, not wall time: a neighbour taking the core must not count
+  as a cost of the fix. That is not enough on a shared virtual machine: it has phases, seconds
+  long, in which everything, CPU time included, runs about 1.6 times slower (seen on an idle
+  guest, pinned to one CPU too). So every process also times a fixed statement of plain Python
+  (REFERENCE) in the same passes as the metrics, and `at_common_speed` scales each process to
+  the fastest reference of its pair before anything is compared; without it, per-round ratios
+  of the same code ranged from 0.5 to 2.
+- Memory is counted once per environment (round 1), in its own process: live agents are a
+  count, and retained bytes vary by a few kilobytes from process to process. The process runs
+  with PYTHONMALLOC=malloc and reads glibc's mallinfo2(), so every Python allocation is counted
+  at full speed; elsewhere tracemalloc (five times slower) does it.
+
+Budget: about 4.5 s of wall time per timing process (2 s of it importing the SDK) and 4 s per
+memory process, so 5 x 54 x 4.5 + 54 x 4 s, about 24 min, plus the start of each process: the
+full run took 27 min on an idle 2-core machine (README.md), with its 51 environments already
+built; they are reused while release, variant and series are unchanged, and building them took
+another 13 min (under a load of 4), so a first run does not fit in 30 min. Five rounds is the
+fewest whose median ignores two bad rounds; nine rounds of a few pairs (`--versions ...
+--rounds 9`) settle a figure that five leave in doubt.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import dataclasses
 import gc
 import json
@@ -25,11 +59,11 @@ import weakref
 from pathlib import Path
 
 COMPAT_TESTS = Path(__file__).resolve().parents[1] / "compat_tests"
-# Times are the process's CPU time, not wall time: the machines are shared, and a neighbour
-# taking the core must not count as a cost of the fix.
-MIN_TIME = 0.05  # seconds: the shortest timed measurement of a micro-benchmark
-MIN_RUN_TIME = 0.2  # seconds: the shortest timed batch of `Runner.run` calls
-REPEAT = 10  # measurements per metric and process; the best one counts
+ROUNDS = 5
+MIN_TIME = 0.02  # seconds: the shortest timed pass of a micro-benchmark
+REPEAT = 5  # passes per micro-benchmark and process; the best one counts
+MIN_RUN_TIME = 0.05  # seconds: the shortest timed pass of `Runner.run` calls
+RUN_REPEAT = 5  # passes per `Runner.run` metric and process; the best one counts
 UNROLL = 20  # statements per loop iteration, so the loop's own cost stays out of the reads
 MEMORY_RUNS = 1000
 PAYLOAD = 100_000  # bytes held by each agent's tool closure: a leaked agent cannot hide
@@ -45,16 +79,55 @@ RATES = {"run1_per_s": "run1_throughput_ratio", "run3_per_s": "run3_throughput_r
 RATIOS = {**TIMES, **RATES}
 MEMORY = ("live_agents_after_release", "retained_bytes_after_release")
 
+# The issue's targets, for the worst patched release: key -> (comparison, bound)
+TARGETS = {
+    "field_read_ratio": ("<=", 1.05),
+    "construct_ratio": ("<=", 1.10),
+    "run_throughput_ratio": (">=", 0.99),
+    "live_agents_after_release": ("==", 0),
+}
+
 
 # --- comparing (stdlib only) ------------------------------------------------------------------
 
 
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def pairs(patched: list[str], fix: str, before_fix: str, newest: str) -> dict[str, dict]:
+    """What `nox -s bench` compares: pair id -> label, baseline and candidate environment
+    (version, variant), and whether the baseline must show the leak. Each patched release
+    against itself unpatched; upstream's fix (id `fix`) and upstream's newest release (id
+    `upstream-<newest>`) against the last release before the fix, all unpatched."""
+    out = {
+        v: {
+            "label": f"{v} patched vs unpatched",
+            "baseline": (v, "unpatched"),
+            "candidate": (v, "patched"),
+            "leaks": version_key(v) < version_key(fix),
+        }
+        for v in patched
+    }
+    for key, v in ((fix, fix), (f"upstream-{newest}", newest)):
+        out[key] = {
+            "label": f"upstream {v} vs {before_fix} (both unpatched)",
+            "baseline": (before_fix, "unpatched"),
+            "candidate": (v, "unpatched"),
+            "leaks": True,
+            "upstream": v,
+        }
+    return out
+
+
 def medians(samples: list[dict]) -> dict[str, float]:
-    """The median of every numeric metric over the rounds of one environment."""
+    """The median of every numeric metric over the rounds of one environment that have it
+    (memory is counted in round 1 only)."""
+    keys = dict.fromkeys(key for s in samples for key in s)
     return {
-        key: statistics.median(s[key] for s in samples)
-        for key in samples[0]
-        if not isinstance(samples[0][key], str)
+        key: statistics.median(s[key] for s in samples if key in s)
+        for key in keys
+        if not any(isinstance(s.get(key), str) for s in samples)
     }
 
 
@@ -62,26 +135,80 @@ def ratio(new: float, base: float) -> float:
     return round(new / base, 3)
 
 
+def at_common_speed(base_samples: list[dict], new_samples: list[dict]) -> tuple[list, list]:
+    """The samples as if every process had run at the fastest speed seen in the pair: a
+    process's times are scaled by the lowest reference / its reference (REFERENCE, timed in the
+    same passes), its rates by the inverse. Samples without a reference are left as they are."""
+    everything = base_samples + new_samples
+    scaled = {}
+    for metrics, ref_key in ((TIMES, "ref_ns"), (RATES, "run_ref_ns")):
+        refs = [s[ref_key] for s in everything if ref_key in s]
+        if refs:
+            scaled[ref_key] = (metrics, min(refs))
+
+    def correct(sample: dict) -> dict:
+        out = dict(sample)
+        for ref_key, (metrics, common) in scaled.items():
+            if ref_key not in sample:
+                continue
+            factor = common / sample[ref_key]
+            for m in metrics:
+                out[m] = sample[m] * factor if m in TIMES else sample[m] / factor
+        return out
+
+    return [correct(s) for s in base_samples], [correct(s) for s in new_samples]
+
+
 def compare(base_samples: list[dict], new_samples: list[dict]) -> dict:
     """Per metric, the median and the range of the per-round ratios new/base (a round measures
-    both sides back to back, so the pairing cancels slow phases of the shared machine), and the
-    memory left after release; `run_throughput_ratio` is the geometric mean of the 1-turn and
-    3-turn ratios."""
+    both sides back to back, so the pairing cancels slow phases of the shared machine), after
+    `at_common_speed`, and the memory left after release; `run_throughput_ratio` is the worse of
+    the 1-turn and 3-turn ratios. `rounds` keeps the samples as measured."""
+    raw = {"baseline": base_samples, "candidate": new_samples}
+    base_samples, new_samples = at_common_speed(base_samples, new_samples)
     base, new = medians(base_samples), medians(new_samples)
     per_round = {
         key: [ratio(n[m], b[m]) for b, n in zip(base_samples, new_samples)]
         for m, key in RATIOS.items()
     }
     out = {key: round(statistics.median(r), 3) for key, r in per_round.items()}
-    out["run_throughput_ratio"] = round(
-        math.sqrt(out["run1_throughput_ratio"] * out["run3_throughput_ratio"]), 3
-    )
+    out["run_throughput_ratio"] = min(out["run1_throughput_ratio"], out["run3_throughput_ratio"])
     out.update({key: new[key] for key in MEMORY})
     out.update({f"baseline_{key}": base[key] for key in MEMORY})
     out["round_ratio_range"] = {key: [min(r), max(r)] for key, r in per_round.items()}
     out["medians"] = {"baseline": base, "candidate": new}
-    out["rounds"] = {"baseline": base_samples, "candidate": new_samples}
+    out["rounds"] = raw
     return out
+
+
+def leak_problems(results: dict[str, dict], pair_defs: dict[str, dict]) -> list[str]:
+    """Why the memory measurement cannot be trusted: a baseline that must leak (a release
+    before the fix, unpatched, with every result kept) shows no live agent, or fewer retained
+    bytes than its live agents' payloads."""
+    problems = []
+    for key, r in results.items():
+        if not pair_defs[key]["leaks"]:
+            continue
+        live = r["baseline_live_agents_after_release"]
+        retained = r["baseline_retained_bytes_after_release"]
+        env = "-".join(pair_defs[key]["baseline"])
+        if live <= 0:
+            problems.append(f"{env}: no live agent after release; the leak must show there")
+        elif retained < live * PAYLOAD:
+            problems.append(f"{env}: {live} live agents but only {retained} bytes retained")
+    return problems
+
+
+def check_targets(results: dict[str, dict]) -> list[dict]:
+    """Per target, the worst patched release (`results`: version -> `compare` result)."""
+    checks = []
+    for key, (op, bound) in TARGETS.items():
+        worst_fn = min if op == ">=" else max
+        worst = worst_fn(results, key=lambda v: results[v][key])
+        value = results[worst][key]
+        met = {"<=": value <= bound, ">=": value >= bound, "==": value == bound}[op]
+        checks.append({"target": f"{key} {op} {bound}", "worst": worst, "value": value, "met": met})
+    return checks
 
 
 def _cell(c: dict, metric: str, unit: str = "", ndigits: int = 1) -> str:
@@ -112,17 +239,19 @@ def format_table(rows: dict[str, dict]) -> str:
 # --- measuring (inside an SDK environment) ----------------------------------------------------
 
 
-def best_per_loop(runs: dict, min_time: float) -> dict[str, float]:
-    """Seconds per loop of each `run(loops)` (which returns seconds): its loops double until one
-    run takes `min_time`; then REPEAT passes over all of them, interleaved so that each metric
-    sees the same phases of the shared machine, and the best pass of each counts."""
+def best_per_loop(runs: dict, min_time: float, repeat: int) -> dict[str, float]:
+    """Seconds per loop of each `run(loops)` (which returns seconds): its loops grow until one
+    run takes `min_time` (and not much more); then `repeat` passes over all of them,
+    interleaved so that each metric sees the same phases of the shared machine, and the best
+    pass of each counts."""
     loops = {}
     for name, run in runs.items():
         loops[name] = 1
-        while run(loops[name]) < min_time:
-            loops[name] *= 2
+        while (took := run(loops[name])) < min_time:
+            grow = min_time * 1.05 / took if took > min_time / 10 else 10
+            loops[name] = max(loops[name] + 1, math.ceil(loops[name] * grow))
     best = dict.fromkeys(runs, math.inf)
-    for _ in range(REPEAT):
+    for _ in range(repeat):
         for name, run in runs.items():
             best[name] = min(best[name], run(loops[name]) / loops[name])
     return best
@@ -168,10 +297,55 @@ def payload_agent(i: int):
     return agent
 
 
-def memory_after_release(loop) -> tuple[int, int]:
-    """Live agents and traced bytes still held after MEMORY_RUNS runs whose results the
-    caller keeps and releases (`release_agents()`, where the release has it)."""
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
+
+
+def heap_counter():
+    """A function returning the bytes in use in the C heap (glibc's mallinfo2(): allocated
+    chunks plus mmap-ed blocks), which holds every Python object when the process runs with
+    PYTHONMALLOC=malloc; None where either is missing."""
+    if os.environ.get("PYTHONMALLOC") != "malloc":
+        return None
+    try:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return None
+    mallinfo2.restype = _Mallinfo2
+
+    def in_use() -> int:
+        info = mallinfo2()
+        return info.uordblks + info.hblkhd
+
+    return in_use
+
+
+def memory_after_release(loop) -> tuple[int, int, str]:
+    """Live agents and bytes still held after MEMORY_RUNS runs whose results the caller keeps
+    and releases (`release_agents()`, where the release has it), and how bytes were counted."""
     from agents import Runner
+
+    in_use = heap_counter()
+    method = "mallinfo2" if in_use else "tracemalloc"
+    if in_use is None:
+        tracemalloc.start()
+
+        def in_use() -> int:
+            return tracemalloc.get_traced_memory()[0]
 
     async def keep_and_release():
         refs, results = [], []
@@ -184,15 +358,30 @@ def memory_after_release(loop) -> tuple[int, int]:
             if hasattr(result, "release_agents"):
                 result.release_agents()
         gc.collect()
-        return results, sum(ref() is not None for ref in refs), tracemalloc.get_traced_memory()[0]
+        return results, sum(ref() is not None for ref in refs), in_use()
 
     gc.collect()
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
+    before = in_use()
     results, live, after = loop.run_until_complete(keep_and_release())
-    tracemalloc.stop()
+    if method == "tracemalloc":
+        tracemalloc.stop()
     del results
-    return live, after - before
+    return live, after - before, method
+
+
+@dataclasses.dataclass
+class _Reference:
+    a: object
+    b: object
+
+    def get(self) -> object:
+        return self.a
+
+
+# The machine's speed, timed in the same passes as the metrics: the same statement on both
+# sides of a pair (the same interpreter, no SDK code). The shared machines have phases, seconds
+# long, in which everything runs about 1.6 times slower, CPU time included.
+REFERENCE = "Reference(agent, raw).get()"
 
 
 def reads() -> dict:
@@ -204,6 +393,7 @@ def reads() -> dict:
     handoff_raw = {"type": "function_call_output", "call_id": "call_1", "output": "{}"}
     namespace = {
         "MessageOutputItem": MessageOutputItem,
+        "Reference": _Reference,
         "agent": target,
         "raw": raw,
         "item": MessageOutputItem(agent=target, raw_item=raw),
@@ -217,8 +407,10 @@ def reads() -> dict:
             "agent_read_ns": timer("item.agent", namespace),
             "source_agent_read_ns": timer("handoff.source_agent", namespace),
             "construct_ns": timer("MessageOutputItem(agent=agent, raw_item=raw)", namespace),
+            "ref_ns": timer(REFERENCE, namespace),
         },
         MIN_TIME,
+        REPEAT,
     )
     return {name: t / UNROLL * 1e9 for name, t in best.items()}
 
@@ -227,14 +419,22 @@ def runs() -> dict:
     import support
 
     loop = asyncio.new_event_loop()
+    namespace = {"Reference": _Reference, "agent": None, "raw": None}
     best = best_per_loop(
         {
             "run1_per_s": run_timer(loop, support.answering_agent),
             "run3_per_s": run_timer(loop, support.tool_agent),
+            "run_ref_ns": timer(REFERENCE, namespace),
         },
         MIN_RUN_TIME,
+        RUN_REPEAT,
     )
-    return {name: 1 / t for name, t in best.items()}
+    ref = best.pop("run_ref_ns")
+    return {**{name: 1 / t for name, t in best.items()}, "run_ref_ns": ref / UNROLL * 1e9}
+
+
+def timing() -> dict:
+    return {**reads(), **runs()}
 
 
 def memory() -> dict:
@@ -244,13 +444,17 @@ def memory() -> dict:
     loop = asyncio.new_event_loop()
     for agent in (support.answering_agent(), support.tool_agent()):  # warm the SDK's caches
         loop.run_until_complete(Runner.run(agent, "hi"))
-    live, retained = memory_after_release(loop)
-    return {"live_agents_after_release": live, "retained_bytes_after_release": retained}
+    live, retained, method = memory_after_release(loop)
+    return {
+        "live_agents_after_release": live,
+        "retained_bytes_after_release": retained,
+        "memory_counted_by": method,
+    }
 
 
-# One fresh process per group and side, the two sides of a pair back to back: seconds apart,
-# so a neighbour's burst on the shared machine hits both or neither.
-GROUPS = {"reads": reads, "runs": runs, "memory": memory}
+# `nox -s bench` runs `timing` (reads, then runs) once per round and side, and `memory` once
+# per side, with PYTHONMALLOC=malloc; `reads` and `runs` are there for a quick look by hand.
+GROUPS = {"timing": timing, "memory": memory, "reads": reads, "runs": runs}
 
 
 def measure(group: str) -> dict:
