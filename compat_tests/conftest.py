@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import os
 import platform
+import re
 import socket
 import sys
 from importlib.metadata import version
@@ -48,7 +49,10 @@ def pytest_report_header(config):
 def _selectors(item: pytest.Item) -> set[str]:
     """`point`, `point::test` and `point::test[params]`: the ways expectations name tests."""
     point = Path(str(item.fspath)).stem.removeprefix("test_")
-    return {point, f"{point}::{getattr(item, 'originalname', item.name)}", f"{point}::{item.name}"}
+    name = item.name
+    if item.config.getoption("count", 1) > 1:  # pytest-repeat: `t[a-3-20]`, `t[3-20]` are `t[a]`, `t`
+        name = re.sub(r"(-|\[)\d+-\d+\]$", lambda m: "]" if m[1] == "-" else "", name)
+    return {point, f"{point}::{getattr(item, 'originalname', name)}", f"{point}::{name}"}
 
 
 def pytest_collection_modifyitems(config, items):

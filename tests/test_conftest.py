@@ -65,7 +65,7 @@ def cell(tmp_path: Path):
     (suite / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -rA\n")
     (suite / "test_point.py").write_text(POINT_TESTS)
 
-    def run(expectations: str, variant: str = "unpatched") -> subprocess.CompletedProcess:
+    def run(expectations: str, variant: str = "unpatched", *args: str) -> subprocess.CompletedProcess:
         (suite / "expectations.toml").write_text(textwrap.dedent(expectations))
         env = {
             **os.environ,
@@ -75,7 +75,7 @@ def cell(tmp_path: Path):
         }
         env.pop("COMPAT_NO_EXPECTATIONS", None)
         return subprocess.run(
-            [sys.executable, "-m", "pytest", str(suite)],
+            [sys.executable, "-m", "pytest", str(suite), *args],
             cwd=suite,
             env=env,
             capture_output=True,
@@ -95,6 +95,24 @@ def test_listed_failures_become_xfails(cell):
     assert "XFAIL test_point.py::test_fails - a known bug" in proc.stdout
     assert "XFAIL test_point.py::test_param[bad]" in proc.stdout
     assert "PASSED test_point.py::test_param[good]" in proc.stdout
+
+
+def test_repeated_runs_still_match_their_selectors(cell):
+    """`--count=3` renames `test_param[bad]` to `test_param[bad-2-3]`; the entry still applies."""
+    proc = cell(
+        """
+        ["0.5.1".unpatched]
+        "point::test_fails" = "a known bug"
+        "point::test_param[bad]" = "only one param fails"
+        """,
+        "unpatched",
+        "--count=3",
+        "--random-order",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("XFAIL test_point.py::test_param[bad-") == 3
+    assert proc.stdout.count("XFAIL test_point.py::test_fails[") == 3
+    assert proc.stdout.count("PASSED test_point.py::test_param[good-") == 3
 
 
 def test_a_listed_test_that_passes_fails_the_cell(cell):
