@@ -50,7 +50,7 @@ def _selectors(item: pytest.Item) -> set[str]:
     """`point`, `point::test` and `point::test[params]`: the ways expectations name tests."""
     point = Path(str(item.fspath)).stem.removeprefix("test_")
     name = item.name
-    if item.config.getoption("count", 1) > 1:  # pytest-repeat: `t[a-3-20]`, `t[3-20]` are `t[a]`, `t`
+    if item.config.getoption("count", 1) > 1:  # pytest-repeat: `t[a-3-20]` is `t[a]`, `t[3-20]` `t`
         name = re.sub(r"(-|\[)\d+-\d+\]$", lambda m: "]" if m[1] == "-" else "", name)
     return {point, f"{point}::{getattr(item, 'originalname', name)}", f"{point}::{name}"}
 

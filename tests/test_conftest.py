@@ -65,7 +65,9 @@ def cell(tmp_path: Path):
     (suite / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -rA\n")
     (suite / "test_point.py").write_text(POINT_TESTS)
 
-    def run(expectations: str, variant: str = "unpatched", *args: str) -> subprocess.CompletedProcess:
+    def run(
+        expectations: str, variant: str = "unpatched", *args: str
+    ) -> subprocess.CompletedProcess:
         (suite / "expectations.toml").write_text(textwrap.dedent(expectations))
         env = {
             **os.environ,
