@@ -223,13 +223,14 @@ def build(session: nox.Session) -> None:
         session.run("uv", "build", "--wheel", "--out-dir", "dist", str(tree), external=True)
 
 
-def _version_arg(session: nox.Session) -> str:
-    if len(session.posargs) != 1:
+def _version_arg(session: nox.Session, args: list[str] | None = None) -> str:
+    args = session.posargs if args is None else args
+    if len(args) != 1:
         session.error(
             f"usage: nox -s {session.name} -- <version>; known: {', '.join(sdk_matrix.RELEASES)}"
         )
     try:
-        return sdk_matrix.release(session.posargs[0]).version
+        return sdk_matrix.release(args[0]).version
     except sdk_matrix.MatrixError as exc:
         session.error(str(exc))
 
@@ -239,17 +240,28 @@ def tree(session: nox.Session) -> None:
     """Materialise `build/trees/<version>`: the sdist as a git tree with its series applied.
 
     Edit, commit, rebase there (branch `agent-release`, tag `base`), then `nox -s export`.
+    `-- <version> --from <neighbour>` starts a new series from a neighbour's instead (`git am
+    -3`); a conflict leaves the `git am` in progress there, to resolve and continue.
     """
-    version = _version_arg(session)
+    args = list(session.posargs)
+    neighbour = None
+    if "--from" in args:
+        at = args.index("--from")
+        neighbour = _version_arg(session, args[at + 1 : at + 2])
+        del args[at : at + 2]
+    version = _version_arg(session, args)
     dest = TREES / version
     if dest.exists():
         session.error(f"{dest} exists; remove it or export it first")
     try:
         sdk_matrix.make_tree(version, dest, SDISTS)
-        if version in sdk_matrix.patched_versions():
+        if neighbour:
+            sdk_matrix.derive_series(version, neighbour, dest, SDISTS)
+        elif version in sdk_matrix.patched_versions():
             sdk_matrix.apply_series(version, dest)
     except sdk_matrix.MatrixError as exc:
-        shutil.rmtree(dest, ignore_errors=True)
+        if not (dest / ".git" / "rebase-apply").is_dir():  # keep a conflict to resolve
+            shutil.rmtree(dest, ignore_errors=True)
         session.error(str(exc))
     session.log(f"{dest}: branch agent-release on tag base")
 

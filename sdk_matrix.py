@@ -275,6 +275,27 @@ def apply_series(version: str, tree: Path, patches: Path = PATCHES) -> list[str]
     return git(tree, "log", "--format=%h %s", "--reverse", "base..HEAD").splitlines()
 
 
+def derive_series(version: str, neighbour: str, tree: Path, cache: Path) -> list[str]:
+    """Start the series of `version` from its neighbour's: `git am -3` it onto `tree`, the
+    fresh tree of `version`. The neighbour's sdist is fetched into `tree` first, so the three-way
+    merge finds the blobs the patches name. On a conflict the `git am` stays in progress, for
+    the maintainer to resolve and continue."""
+    with tempfile.TemporaryDirectory() as tmp:
+        other = make_tree(neighbour, Path(tmp) / "sdk", cache)
+        files = check_series(neighbour, other)
+        git(tree, "fetch", "--quiet", "--no-tags", str(other), f"base:refs/tags/base-{neighbour}")
+    try:
+        git(tree, "am", "-3", "--quiet", "--no-gpg-sign", *map(str, files))
+    except subprocess.CalledProcessError as exc:
+        conflicts = git(tree, "diff", "--name-only", "--diff-filter=U").split()
+        raise MatrixError(
+            f"patches/{neighbour}/ stops on {version} with conflicts in "
+            f"{', '.join(conflicts) or (exc.stdout + exc.stderr).strip()}: resolve them in "
+            f"{tree}, `git am --continue`, then `nox -s export -- {version}`"
+        ) from None
+    return git(tree, "log", "--format=%h %s", "--reverse", "base..HEAD").splitlines()
+
+
 # Bump when any series changes, so a rebuilt wheel never shares a version with an older one.
 LOCAL_LABEL = "agentrelease.1"
 

@@ -58,3 +58,23 @@ def test_local_version_label(tmp_path: Path):
     assert 'version = "0.5.1+agentrelease.1"' in (tmp_path / "pyproject.toml").read_text()
     with pytest.raises(sdk_matrix.MatrixError):
         sdk_matrix.set_local_version(tmp_path, "0.5.1")
+
+
+def test_a_series_derived_from_its_neighbour_is_the_committed_one(tmp_path: Path):
+    """`nox -s tree -- 0.23.1 --from 0.22.3`, then export: the committed 0.23.1 series."""
+    tree = sdk_matrix.make_tree("0.23.1", tmp_path / "sdk", SDISTS)
+    sdk_matrix.derive_series("0.23.1", "0.22.3", tree, SDISTS)
+    derived = sdk_matrix.export_series("0.23.1", tree, tmp_path / "derived")
+    assert [p.read_bytes() for p in derived] == [
+        p.read_bytes() for p in sdk_matrix.series("0.23.1")
+    ]
+
+
+def test_deriving_across_a_conflict_leaves_git_am_to_resolve(tmp_path: Path):
+    tree = sdk_matrix.make_tree("0.6.9", tmp_path / "sdk", SDISTS)
+    with pytest.raises(
+        sdk_matrix.MatrixError, match=r"conflicts in src/agents/run\.py.*git am --continue"
+    ):
+        sdk_matrix.derive_series("0.6.9", "0.5.1", tree, SDISTS)
+    assert (tree / ".git" / "rebase-apply").is_dir()
+    assert "<<<<<<<" in (tree / "src" / "agents" / "run.py").read_text()
