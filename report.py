@@ -232,7 +232,11 @@ def patch_coverage(version: str, build: Path = BUILD, patches: Path = sdk_matrix
         return None
     executed, executable = defaultdict(set), defaultdict(set)
     for run in runs:
-        for path, data in json.loads(run.read_text())["files"].items():
+        try:
+            files = json.loads(run.read_text())["files"]
+        except (json.JSONDecodeError, KeyError):  # a cell still writing it, or killed meanwhile
+            continue
+        for path, data in files.items():
             executed[_agents_path(path)] |= set(data["executed_lines"])
             executable[_agents_path(path)] |= set(data["executed_lines"]) | set(
                 data["missing_lines"]
