@@ -277,7 +277,6 @@ def export(session: nox.Session) -> None:
 
 
 BENCH_ENVS = Path(".nox/bench-envs")
-BENCH_SCRIPT = "bench/bench_agent_release.py"
 BENCH_PYTHON = "3.11"
 
 
@@ -329,7 +328,6 @@ def bench(session: nox.Session) -> None:
     """
     import argparse
     import json
-    import subprocess
     import time
 
     from bench import bench_agent_release as script
@@ -349,86 +347,37 @@ def bench(session: nox.Session) -> None:
     chosen = args.versions.split(",") if args.versions else list(pair_defs)
     if set(chosen) - set(pair_defs):
         session.error(f"no pair for {args.versions}; known: {', '.join(pair_defs)}")
-    sides = ("baseline", "candidate")
     try:
-        envs = dict.fromkeys(pair_defs[key][side] for key in chosen for side in sides)
+        envs = dict.fromkeys(
+            pair_defs[k][side] for k in chosen for side in ("baseline", "candidate")
+        )
         pythons = {env: _bench_env(session, *env, rebuild=args.rebuild) for env in envs}
     except sdk_matrix.MatrixError as exc:
         session.error(str(exc))
     envs_built = time.monotonic()
+    try:
+        results = script.run_rounds(pythons, pair_defs, chosen, args.rounds, session.log)
+    except script.BenchError as exc:
+        session.error(str(exc))
 
-    def measure(env: tuple[str, str], group: str) -> dict:
-        extra = {"PYTHONMALLOC": "malloc"} if group == "memory" else {}
-        proc = subprocess.run(
-            [pythons[env], BENCH_SCRIPT, group],
-            capture_output=True,
-            text=True,
-            env={**os.environ, **extra},
-        )
-        if proc.returncode:
-            session.error(f"{'-'.join(env)} {group}: {proc.stderr}")
-        return json.loads(proc.stdout)
-
-    samples = {key: {side: [] for side in sides} for key in chosen}
-    for n in range(args.rounds):
-        order = sides if n % 2 == 0 else sides[::-1]
-        for key in chosen:
-            measured = {side: {} for side in sides}
-            for group in ("timing", "memory") if n == 0 else ("timing",):
-                for side in order:
-                    measured[side].update(measure(pair_defs[key][side], group))
-            for side in sides:
-                samples[key][side].append(measured[side])
-        session.log(f"round {n + 1}/{args.rounds} done")
-
-    results = {key: script.compare(*samples[key].values()) for key in chosen}
-    wall = time.monotonic() - started
-    cpu = sum(os.times()[2:4]) - sum(cpu_started[2:4])
-    python = samples[chosen[0]]["baseline"][0]["python"]
+    wall, cpu = time.monotonic() - started, sum(os.times()[2:4]) - sum(cpu_started[2:4])
+    python = results[chosen[0]]["rounds"]["baseline"][0]["python"]
     machine = (
-        f"CPython {python} on {_cpu_model()}, {os.cpu_count()} cores shared with other work "
-        f"(load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after); "
+        f"CPython {python} on {script.cpu_model()}, {os.cpu_count()} cores shared with other "
+        f"work (load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after); "
         f"{args.rounds} rounds; {wall / 60:.0f} min wall "
         f"({(envs_built - started) / 60:.0f} min of it for the environments), "
         f"{cpu / 60:.0f} min CPU of the measuring processes"
     )
-    print(machine)
-    print(script.format_table({pair_defs[key]["label"]: results[key] for key in chosen}))
-    ours = {key: results[key] for key in chosen if "upstream" not in pair_defs[key]}
-    checks = script.check_targets(ours) if ours else []
-    for check in checks:
-        verdict = "met" if check["met"] else "MISSED"
-        print(f"{check['target']}: worst {check['value']} ({check['worst']}), {verdict}")
+    text, out = script.summary(results, pair_defs, sdk_matrix.LAST_BEFORE_FIX, machine)
+    print(text)
     if args.json:
-        out = {
-            "versions": ours,
-            "upstream": {
-                pair_defs[key]["upstream"]: {
-                    "baseline": sdk_matrix.LAST_BEFORE_FIX,
-                    **results[key],
-                }
-                for key in chosen
-                if "upstream" in pair_defs[key]
-            },
-            "targets": checks,
-            "machine": machine,
-        }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(out, indent=2) + "\n")
         session.log(f"wrote {args.json}")
     problems = script.leak_problems(results, pair_defs)
     if problems:
         session.error("the memory measurement is broken:\n" + "\n".join(problems))
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
-    except (OSError, StopIteration):
-        import platform
-
-        return platform.processor() or platform.machine()
 
 
 # --- the report, CI's matrix, the weekly `latest` cell and the scan of every release ----------

@@ -51,6 +51,7 @@ import math
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 import timeit
@@ -234,6 +235,66 @@ def format_table(rows: dict[str, dict]) -> str:
         cells.append(f"{mb_base:.1f} → {mb_new:.1f} MB")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+# --- running the pairs (from `nox -s bench`, stdlib only) -------------------------------------
+
+
+class BenchError(Exception):
+    """A measuring process failed; the message has its stderr."""
+
+
+def _measure_in(python: str, group: str) -> dict:
+    extra = {"PYTHONMALLOC": "malloc"} if group == "memory" else {}
+    proc = subprocess.run(
+        [python, __file__, group], capture_output=True, text=True, env={**os.environ, **extra}
+    )
+    if proc.returncode:
+        raise BenchError(f"{python} {group}: {proc.stderr}")
+    return json.loads(proc.stdout)
+
+
+def run_rounds(pythons: dict, pair_defs: dict, chosen: list[str], rounds: int, log) -> dict:
+    """Measure the chosen pairs (`pythons`: environment -> interpreter) and compare them:
+    pair id -> `compare` result. Round 1 also counts memory."""
+    sides = ("baseline", "candidate")
+    samples = {key: {side: [] for side in sides} for key in chosen}
+    for n in range(rounds):
+        order = sides if n % 2 == 0 else sides[::-1]
+        for key in chosen:
+            measured = {side: {} for side in sides}
+            for group in ("timing", "memory") if n == 0 else ("timing",):
+                for side in order:
+                    measured[side].update(_measure_in(pythons[pair_defs[key][side]], group))
+            for side in sides:
+                samples[key][side].append(measured[side])
+        log(f"round {n + 1}/{rounds} done")
+    return {key: compare(samples[key]["baseline"], samples[key]["candidate"]) for key in chosen}
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
+def summary(results: dict, pair_defs: dict, before_fix: str, machine: str) -> tuple[str, dict]:
+    """The printed table with the target verdicts, and what `--json` writes."""
+    ours = {key: r for key, r in results.items() if "upstream" not in pair_defs[key]}
+    checks = check_targets(ours) if ours else []
+    lines = [machine, format_table({pair_defs[key]["label"]: r for key, r in results.items()})]
+    for check in checks:
+        verdict = "met" if check["met"] else "MISSED"
+        lines.append(f"{check['target']}: worst {check['value']} ({check['worst']}), {verdict}")
+    upstream = {
+        pair_defs[key]["upstream"]: {"baseline": before_fix, **r}
+        for key, r in results.items()
+        if "upstream" in pair_defs[key]
+    }
+    out = {"versions": ours, "upstream": upstream, "targets": checks, "machine": machine}
+    return "\n".join(lines), out
 
 
 # --- measuring (inside an SDK environment) ----------------------------------------------------

@@ -131,6 +131,21 @@ def test_check_targets_judge_the_worst_patched_release():
     assert all(c["met"] for c in bench.check_targets({"0.5.1": good}))
 
 
+def test_summary_keeps_upstream_out_of_the_targets():
+    pairs = bench.pairs(PATCHED, "0.6.0", "0.5.1", "0.24.0")
+    ours = bench.compare([sample(1, 1000, 1)], [sample(1.0, 0, 1)])
+    upstream = bench.compare([sample(1, 1000, 1)], [sample(60, 0, 1)])
+    results = {"0.5.1": ours, "0.6.0": upstream, "upstream-0.24.0": upstream}
+    text, out = bench.summary(results, pairs, "0.5.1", "a machine")
+    assert list(out["versions"]) == ["0.5.1"]
+    assert list(out["upstream"]) == ["0.6.0", "0.24.0"]
+    assert out["upstream"]["0.24.0"]["baseline"] == "0.5.1"
+    assert all(c["met"] and c["worst"] == "0.5.1" for c in out["targets"])
+    assert text.startswith("a machine\n| comparison |")
+    assert "| upstream 0.24.0 vs 0.5.1 (both unpatched) | 5.0 → 300.0 ns (60.00×" in text
+    assert text.endswith("live_agents_after_release == 0: worst 0 (0.5.1), met")
+
+
 UNPATCHED_ENV = Path(__file__).resolve().parents[1] / ".nox/bench-envs/0.5.1-unpatched/bin/python"
 
 
