@@ -73,12 +73,15 @@ def _install_sdk(session: nox.Session, version: str, variant: str) -> None:
 @nox.parametrize(("python", "sdk", "variant"), [_cell_param(*c) for c in sdk_matrix.cells()])
 def compat(session: nox.Session, sdk: str, variant: str) -> None:
     """Run the contract suite against one release and variant."""
+    junit = BUILD / f"junit-{sdk}-{variant}-py{session.python}.xml"
+    cov_json = BUILD / f"coverage-{sdk}-{variant}-py{session.python}.json"
+    for earlier in (junit, cov_json):  # a cell that stops early must not show an old result
+        earlier.unlink(missing_ok=True)
     try:
         _install_sdk(session, sdk, variant)
     except sdk_matrix.MatrixError as exc:
         session.error(str(exc))
     BUILD.mkdir(parents=True, exist_ok=True)
-    junit = BUILD / f"junit-{sdk}-{variant}-py{session.python}.xml"
     coverage = os.environ.get("COMPAT_COVERAGE") == "1"  # for the report's patch coverage
     env = {
         "COMPAT_VARIANT": variant,
@@ -98,7 +101,6 @@ def compat(session: nox.Session, sdk: str, variant: str) -> None:
         )
     finally:
         if coverage:
-            cov_json = BUILD / f"coverage-{sdk}-{variant}-py{session.python}.json"
             session.run("coverage", "json", "-q", "-o", str(cov_json), env=env)
 
 
