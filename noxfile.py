@@ -151,6 +151,9 @@ def _upstream_checks(session: nox.Session, tree: Path, label: str) -> dict[str, 
         "-q",
         "-p",
         "no:cacheprovider",
+        # From 0.19 a test loads upstream's .github/scripts/, which the sdist does not ship:
+        # one error in both counts, not an interrupted suite.
+        "--continue-on-collection-errors",
         f"--junitxml={junit}",
         success_codes=[0, 1],
         silent=True,
