@@ -228,11 +228,12 @@ def build(session: nox.Session) -> None:
         session.run("uv", "build", "--wheel", "--out-dir", "dist", str(tree), external=True)
 
 
-def _version_arg(session: nox.Session, args: list[str] | None = None) -> str:
+def _version_arg(session: nox.Session, args: list[str] | None = None, usage: str = "") -> str:
     args = session.posargs if args is None else args
     if len(args) != 1:
         session.error(
-            f"usage: nox -s {session.name} -- <version>; known: {', '.join(sdk_matrix.RELEASES)}"
+            f"usage: nox -s {session.name} -- <version>{usage}; "
+            f"known: {', '.join(sdk_matrix.RELEASES)}"
         )
     try:
         return sdk_matrix.release(args[0]).version
@@ -252,9 +253,9 @@ def tree(session: nox.Session) -> None:
     neighbour = None
     if "--from" in args:
         at = args.index("--from")
-        neighbour = _version_arg(session, args[at + 1 : at + 2])
+        neighbour = _version_arg(session, args[at + 1 : at + 2], " --from <version>")
         del args[at : at + 2]
-    version = _version_arg(session, args)
+    version = _version_arg(session, args, " [--from <version>]")
     dest = TREES / version
     if dest.exists():
         session.error(f"{dest} exists; remove it or export it first")
