@@ -256,6 +256,11 @@ def check_series(version: str, tree: Path | None = None, patches: Path = PATCHES
     return files
 
 
+def series_log(tree: Path) -> list[str]:
+    """The commits on top of the tree's base, oldest first: `<short sha> <subject>`."""
+    return git(tree, "log", "--format=%h %s", "--reverse", "base..HEAD").splitlines()
+
+
 def apply_series(version: str, tree: Path, patches: Path = PATCHES) -> list[str]:
     """`git am` the release's series onto `tree`; on failure, abort and name patch and hunk."""
     files = check_series(version, tree, patches)
@@ -272,7 +277,7 @@ def apply_series(version: str, tree: Path, patches: Path = PATCHES) -> list[str]
         raise MatrixError(
             f"patches/{version}/{name} does not apply to {version}: {detail}"
         ) from None
-    return git(tree, "log", "--format=%h %s", "--reverse", "base..HEAD").splitlines()
+    return series_log(tree)
 
 
 def derive_series(version: str, neighbour: str, tree: Path, cache: Path) -> list[str]:
@@ -293,7 +298,7 @@ def derive_series(version: str, neighbour: str, tree: Path, cache: Path) -> list
             f"{', '.join(conflicts) or (exc.stdout + exc.stderr).strip()}: resolve them in "
             f"{tree}, `git am --continue`, then `nox -s export -- {version}`"
         ) from None
-    return git(tree, "log", "--format=%h %s", "--reverse", "base..HEAD").splitlines()
+    return series_log(tree)
 
 
 # Bump when any series changes, so a rebuilt wheel never shares a version with an older one.
