@@ -119,13 +119,9 @@ def apply(session: nox.Session) -> None:
 @nox.session(python="3.11", tags=["ci"])
 def tests(session: nox.Session) -> None:
     """The kit's own tests: release list, series discovery, apply/export, expectations."""
+    plugins = ("pytest", "pytest-repeat", "pytest-random-order")  # pinned as in the cells
     session.install(
-        "-r",
-        "requirements-tools.txt",
-        "pytest==8.3.5",
-        "pytest-repeat==0.9.3",
-        "pytest-random-order==1.1.1",
-        "packaging",
+        "-r", "requirements-tools.txt", "-c", "compat_tests/requirements.txt", *plugins, "packaging"
     )
     session.run("pytest", *session.posargs)
 
