@@ -1,8 +1,10 @@
 """Cell set-up for the contract suite: no network, no API key, no tracing, and the cell's
-expected failures (from expectations.toml) turned into strict xfail marks."""
+expected failures (kit/expectations.py reads compat_tests/expectations.toml) turned into strict
+xfail marks."""
 
 from __future__ import annotations
 
+import builtins
 import gc
 import os
 import platform
@@ -13,11 +15,10 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the kit, beside the tests
+from kit import MatrixError, expectations, releases  # noqa: E402
 
 os.environ.pop("OPENAI_API_KEY", None)
 os.environ["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
@@ -36,9 +37,8 @@ from agents import set_tracing_disabled  # noqa: E402
 
 set_tracing_disabled(True)
 
-SDK = version("openai-agents")
+SDK = Version(version("openai-agents")).public  # a patched wheel may carry a local label
 VARIANT = os.environ.get("COMPAT_VARIANT", "unpatched")
-EXPECTATIONS = Path(__file__).with_name("expectations.toml")
 
 
 def pytest_report_header(config):
@@ -58,18 +58,33 @@ def _selectors(item: pytest.Item) -> set[str]:
 def pytest_collection_modifyitems(config, items):
     if os.environ.get("COMPAT_NO_EXPECTATIONS") == "1":  # `nox -s scan`: the plain outcomes
         return
-    expected = tomllib.loads(EXPECTATIONS.read_text()).get(SDK, {}).get(VARIANT, {})
-    seen = set()
-    for item in items:
-        for selector in _selectors(item):
-            if selector in expected:
-                seen.add(selector)
-                item.add_marker(pytest.mark.xfail(strict=True, reason=expected[selector]))
-    unknown = set(expected) - seen
-    if unknown and not config.option.keyword and not config.option.markexpr:
-        raise pytest.UsageError(
-            f"expectations.toml [{SDK}.{VARIANT}] names tests that do not exist: {sorted(unknown)}"
+    try:
+        causes = expectations.load(
+            Path(__file__).with_name("expectations.toml"), list(releases.RELEASES)
         )
+    except MatrixError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    selectors = {item: _selectors(item) for item in items}
+    collected = set().union(*selectors.values())
+    points = {s for s in collected if "::" not in s}
+    unknown = {
+        t for c in causes for t in c.tests if t.split("::")[0] in points and t not in collected
+    }
+    if unknown and not config.option.keyword and not config.option.markexpr:
+        unknown_text = ", ".join(sorted(unknown))
+        raise pytest.UsageError(f"expectations.toml names tests that do not exist: {unknown_text}")
+    expected = expectations.expected(causes, SDK, VARIANT)
+    for item in items:
+        found = list(dict.fromkeys(c for s in selectors[item] for c in expected.get(s, [])))
+        if found:
+            raises = [getattr(builtins, name) for c in found for name in c.raises]
+            item.add_marker(
+                pytest.mark.xfail(
+                    strict=True,
+                    reason=" + ".join(c.text for c in found),
+                    raises=tuple(raises) if all(c.raises for c in found) else None,
+                )
+            )
 
 
 def pytest_collection_finish(session):

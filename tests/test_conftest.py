@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-COMPAT_TESTS = Path(__file__).resolve().parents[1] / "compat_tests"
+ROOT = Path(__file__).resolve().parents[1]
+COMPAT_TESTS = ROOT / "compat_tests"
 
 POINT_TESTS = """
 import os
@@ -42,6 +43,12 @@ def test_network_is_blocked():
 
 def test_api_key_is_gone():
     assert "OPENAI_API_KEY" not in os.environ
+
+
+def test_missing_api():
+    import agents
+
+    agents.RunState
 """
 
 
@@ -71,7 +78,7 @@ def cell(tmp_path: Path):
         (suite / "expectations.toml").write_text(textwrap.dedent(expectations))
         env = {
             **os.environ,
-            "PYTHONPATH": str(site),
+            "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)]),
             "COMPAT_VARIANT": variant,
             "OPENAI_API_KEY": "sk-must-not-leak",
         }
@@ -87,14 +94,26 @@ def cell(tmp_path: Path):
     return run
 
 
+def bug(*tests: str, reason: str = "a known bug", affects: str = "<0.6.0", raises: str = "") -> str:
+    selectors = ", ".join(f'"{t}"' for t in tests)
+    return f"""
+        [[bug]]
+        id = "{reason.replace(" ", "-")}"
+        reason = "{reason}"
+        commit = "283ead8fe8de"
+        release = "0.6.0"
+        affects = "{affects}"
+        tests = [{selectors}]
+        {raises}
+    """
+
+
 def test_listed_failures_become_xfails(cell):
-    proc = cell("""
-        ["0.5.1".unpatched]
-        "point::test_fails" = "a known bug"
-        "point::test_param[bad]" = "only one param fails"
-    """)
+    proc = cell(bug("point::test_fails", "point::test_param[bad]", "point::test_missing_api"))
     assert proc.returncode == 0, proc.stdout
-    assert "XFAIL test_point.py::test_fails - a known bug" in proc.stdout
+    assert "XFAIL test_point.py::test_fails - [a-known-bug] a known bug (283ead8fe8de, v0.6.0)" in (
+        proc.stdout
+    )
     assert "XFAIL test_point.py::test_param[bad]" in proc.stdout
     assert "PASSED test_point.py::test_param[good]" in proc.stdout
 
@@ -102,11 +121,7 @@ def test_listed_failures_become_xfails(cell):
 def test_repeated_runs_still_match_their_selectors(cell):
     """`--count=3` renames `test_param[bad]` to `test_param[bad-2-3]`; the entry still applies."""
     proc = cell(
-        """
-        ["0.5.1".unpatched]
-        "point::test_fails" = "a known bug"
-        "point::test_param[bad]" = "only one param fails"
-        """,
+        bug("point::test_fails", "point::test_param[bad]", "point::test_missing_api"),
         "unpatched",
         "--count=3",
         "--random-order",
@@ -118,35 +133,24 @@ def test_repeated_runs_still_match_their_selectors(cell):
 
 
 def test_a_listed_test_that_passes_fails_the_cell(cell):
-    proc = cell("""
-        ["0.5.1".unpatched]
-        "point::test_fails" = "a known bug"
-        "point::test_passes" = "the bug was fixed"
-        "point::test_param[bad]" = "only one param fails"
-    """)
+    proc = cell(
+        bug("point::test_fails", "point::test_param[bad]")
+        + bug("point::test_passes", reason="the bug was fixed")
+    )
     assert proc.returncode == 1
-    assert "[XPASS(strict)] the bug was fixed" in proc.stdout
+    assert "[XPASS(strict)] [the-bug-was-fixed] the bug was fixed" in proc.stdout
 
 
 def test_a_point_selector_marks_every_test_of_the_point(cell):
-    proc = cell("""
-        ["0.5.1".unpatched]
-        point = "the whole point fails"
-    """)
+    proc = cell(bug("point", reason="the whole point fails"))
     assert proc.returncode == 1  # the passing tests of the point now XPASS strictly
-    assert "XFAIL test_point.py::test_fails - the whole point fails" in proc.stdout
+    assert "XFAIL test_point.py::test_fails - [the-whole-point-fails]" in proc.stdout
     assert "FAILED test_point.py::test_passes" in proc.stdout
 
 
 def test_unlisted_failures_fail_and_other_cells_do_not_leak_in(cell):
-    table = """
-        ["0.5.1".unpatched]
-        "point::test_fails" = "a known bug"
-        "point::test_param[bad]" = "only one param fails"
-
-        ["0.6.9".patched]
-        "point::test_fails" = "another release's entry"
-    """
+    table = bug("point::test_fails", "point::test_param[bad]")
+    table += bug("point::test_passes", reason="later releases", affects=">=0.6.0")
     proc = cell(table, variant="patched")
     assert proc.returncode == 1
     assert "FAILED test_point.py::test_fails" in proc.stdout
@@ -154,12 +158,31 @@ def test_unlisted_failures_fail_and_other_cells_do_not_leak_in(cell):
 
 
 def test_an_unknown_selector_is_a_usage_error(cell):
-    proc = cell("""
-        ["0.5.1".unpatched]
-        "point::test_renamed_long_ago" = "stale entry"
-    """)
+    proc = cell(bug("point::test_renamed_long_ago", reason="stale entry"))
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
-    assert "names tests that do not exist: ['point::test_renamed_long_ago']" in proc.stderr
+    assert "names tests that do not exist: point::test_renamed_long_ago" in proc.stderr
+
+
+def test_a_bad_table_is_a_usage_error_in_the_cell(cell):
+    proc = cell(bug("point::test_fails").replace('affects = "<0.6.0"', 'affects = ">=9"'))
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "names no release of the matrix" in proc.stderr
+
+
+def test_an_expected_exception_must_be_the_one_raised(cell):
+    """With `raises`, a test failing for another reason (here AssertionError) is a failure."""
+    proc = cell(
+        bug("point::test_fails", "point::test_param[bad]", raises='raises = ["AttributeError"]')
+    )
+    assert proc.returncode == 1
+    assert "FAILED test_point.py::test_fails" in proc.stdout
+
+
+def test_an_absent_api_is_expected_in_patched_cells_too_and_only_as_a_missing_name(cell):
+    table = bug("point::test_missing_api", "point::test_fails", reason="no RunState")
+    proc = cell(table.replace("[[bug]]", "[[absent]]"), variant="patched")
+    assert "XFAIL test_point.py::test_missing_api - [no-RunState]" in proc.stdout
+    assert "FAILED test_point.py::test_fails" in proc.stdout  # AssertionError is no absent API
 
 
 def test_network_guard_and_api_key(cell):

@@ -1,56 +1,29 @@
-"""The noxfile's own failure modes, run for real by nox in a subprocess on a copy of the kit."""
+"""The sessions' failure modes, run for real by nox in a subprocess on a copy of the kit."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
+import json
 
-ROOT = Path(__file__).resolve().parents[1]
-SDISTS = ROOT / ".nox" / ".cache" / "sdists"
+import pytest
+from helpers import cell_record, kit_copy, nox
 
 
-def nox(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
-    environ = {k: v for k, v in os.environ.items() if k not in ("CI", "PATH")}
-    return subprocess.run(
-        [sys.executable, "-m", "nox", *args],
-        cwd=cwd,
-        env={**environ, "PATH": path, **env},
-        capture_output=True,
-        text=True,
-    )
-
-
-def kit_copy(tmp_path: Path) -> Path:
-    kit = tmp_path / "kit"
-    kit.mkdir()
-    for name in ("noxfile.py", "sdk_matrix.py", "report.py"):
-        shutil.copy(ROOT / name, kit)
-    for name in ("compat_tests", "patches"):
-        shutil.copytree(ROOT / name, kit / name)
-    SDISTS.mkdir(parents=True, exist_ok=True)
-    (kit / ".nox" / ".cache").mkdir(parents=True)
-    (kit / ".nox" / ".cache" / "sdists").symlink_to(SDISTS)
-    return kit
-
-
-def test_a_missing_interpreter_is_a_skip_locally_and_an_error_in_ci(tmp_path: Path):
+def test_a_missing_interpreter_is_a_skip_here_and_a_failure_where_pythons_are_required(tmp_path):
     kit = kit_copy(tmp_path)
     home = tmp_path / "home"  # no ~/.pyenv: no Python 3.9 anywhere
     home.mkdir()
     cell = "compat(0.5.1-unpatched-py3.9)"
     local = nox(kit, "-s", cell, HOME=str(home))
     assert local.returncode == 0, local.stderr
-    assert f"Session {cell} skipped: Python interpreter 3.9 not found" in local.stderr
-    ci = nox(kit, "-s", cell, HOME=str(home), CI="true")
-    assert ci.returncode == 1
-    assert f"Session {cell} failed: Python interpreter 3.9 not found" in ci.stderr
+    assert f"Session {cell} skipped: Python 3.9 is not available on this machine" in local.stderr
+    assert cell_record(kit, "0.5.1-unpatched-py3.9")["status"] == "unavailable"
+    required = nox(kit, "-s", cell, HOME=str(home), COMPAT_REQUIRE_PYTHONS="1")
+    assert required.returncode == 1
+    assert f"Session {cell} aborted: Python 3.9 is not available on this machine" in required.stderr
+    assert cell_record(kit, "0.5.1-unpatched-py3.9")["status"] == "failed"
 
 
-def test_a_series_that_does_not_apply_names_its_patch_and_leaves_no_old_result(tmp_path: Path):
+def test_a_series_that_does_not_apply_names_its_patch_and_leaves_no_old_result(tmp_path):
     kit = kit_copy(tmp_path)
     first = sorted((kit / "patches" / "0.5.1").glob("*.patch"))[0]
     text = first.read_text()
@@ -62,5 +35,50 @@ def test_a_series_that_does_not_apply_names_its_patch_and_leaves_no_old_result(t
 
     proc = nox(kit, "-s", "compat(0.5.1-patched-py3.11)")
     assert proc.returncode == 1
-    assert f"patches/0.5.1/{first.name} does not apply to 0.5.1: patch failed: src/" in proc.stderr
+    message = f"patches/0.5.1/{first.name} does not apply to 0.5.1: patch failed: src/"
+    assert message in proc.stderr
     assert not old_result.exists()
+    assert message in cell_record(kit, "0.5.1-patched-py3.11")["reason"]
+
+    apply = nox(kit, "-s", "apply", "--", "0.5.1", "0.4.2", "9.9.9")
+    assert apply.returncode == 1
+    assert message in apply.stderr  # every failure, not only the first
+    assert "0.4.2: 3 patches apply" in apply.stderr
+    assert "unknown SDK release '9.9.9'" in apply.stderr
+
+
+def test_an_offline_cell_without_a_cache_is_failed_with_its_reason_in_the_report(tmp_path):
+    kit = kit_copy(tmp_path, cache=False)
+    offline = {
+        "UV_OFFLINE": "1",
+        "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
+        "https_proxy": "http://127.0.0.1:9",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+    }
+    proc = nox(kit, "-s", "compat(0.24.0-unpatched-py3.11)", **offline)
+    assert proc.returncode == 1
+    sdist = kit / ".nox" / ".cache" / "sdists" / "openai_agents-0.24.0.tar.gz"
+    assert "could not download https://pypi.org/simple/openai-agents/" in proc.stderr
+    assert f"no cached copy at {sdist}" in proc.stderr
+    assert nox(kit, "-s", "report").returncode == 0
+    report = json.loads((kit / "build" / "compat" / "report.json").read_text())
+    (cell,) = [
+        c for r in report["releases"] for c in r["cells"] if c["key"] == "0.24.0-unpatched-py3.11"
+    ]
+    assert cell["status"] == "failed"
+    assert "could not download" in cell["reason"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["build", "--", "0.6.0"], "0.6.0 is upstream's first release with the fix"),
+        (["tree", "--", "0.5.1", "0.4.2"], "unrecognized arguments: 0.4.2"),
+        (["export"], "the following arguments are required: version"),
+    ],
+)
+def test_bad_arguments_are_clear_errors_without_a_traceback(tmp_path, args, message):
+    proc = nox(kit_copy(tmp_path), "-s", *args)
+    assert proc.returncode == 1
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -1,0 +1,85 @@
+"""What teams install: per series a wheel `<version>+agentrelease.<build>`, the dependency set as
+of the release (`constraints-<version>.txt`), and a find-links page over them (`index.html`)."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from . import ROOT, MatrixError
+from .envs import lock, uv
+from .releases import RELEASES, release, series_hash
+from .series import apply_series, make_tree
+
+DIST = ROOT / "dist"
+
+
+def check_build_number(version: str) -> None:
+    """A series whose bytes changed since its build number was set must get a new number, so two
+    different wheels never share a version."""
+    rel = release(version)
+    if rel.series_sha256 != series_hash(version):
+        raise MatrixError(
+            f"patches/{version}/ is not the series that build {rel.build} of {version} was made "
+            f"of: `nox -s export -- {version}` records the new series with the next build number"
+        )
+
+
+def local_version(version: str) -> str:
+    return f"{version}+agentrelease.{release(version).build}"
+
+
+def set_local_version(tree: Path, version: str) -> str:
+    """Give the tree's pyproject.toml the version `<version>+agentrelease.<build>`."""
+    pyproject = tree / "pyproject.toml"
+    text, count = re.subn(
+        rf'^version = "{re.escape(version)}"$',
+        f'version = "{local_version(version)}"',
+        pyproject.read_text(),
+        flags=re.M,
+    )
+    if count != 1:
+        raise MatrixError(f"pyproject.toml of {version} has no static version line")
+    pyproject.write_text(text)
+    return local_version(version)
+
+
+def build(version: str, dist: Path = DIST) -> list[Path]:
+    """The patched wheel and the constraints file of one release, into `dist`."""
+    check_build_number(version)
+    dist.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = make_tree(version, Path(tmp) / "sdk")
+        apply_series(version, tree)
+        set_local_version(tree, version)
+        uv("build", "--quiet", "--wheel", "--out-dir", str(Path(tmp) / "out"), str(tree))
+        (wheel,) = (Path(tmp) / "out").glob("*.whl")
+        built = dist / wheel.name
+        shutil.copy(wheel, built)
+    constraints = dist / f"constraints-{version}.txt"
+    pinned = lock(RELEASES[version], requirements=None).read_text()
+    constraints.write_text(
+        f"# openai-agents {version}'s dependencies as PyPI had them when it was released\n"
+        f"# ({RELEASES[version].published}); use with {built.name}, see the kit's README.\n"
+        + pinned
+    )
+    return [built, constraints]
+
+
+def index_page(dist: Path = DIST) -> Path:
+    """dist/index.html: a find-links page of every wheel in `dist`, with its sha256."""
+    links = []
+    for wheel in sorted(dist.glob("*.whl")):
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        name = html.escape(wheel.name)
+        links.append(f'<a href="{name}#sha256={digest}">{name}</a><br>')
+    page = dist / "index.html"
+    page.write_text(
+        "<!doctype html><html><head><meta charset=utf-8><title>openai-agents, patched</title>"
+        "</head><body>\n" + "\n".join(links) + "\n</body></html>\n"
+    )
+    return page

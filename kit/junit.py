@@ -1,0 +1,78 @@
+"""The one reader of pytest's JUnit files (junit_family=legacy): the cells' and upstream's."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+# How an outcome reads; also the order in which a cell's cases are listed.
+WORDS = {
+    "failed": "failed",
+    "xpass": "unexpectedly passed",
+    "bug": "bug shown",
+    "passed": "passed",
+    "skipped": "skipped",
+}
+
+
+@dataclass
+class Case:
+    point: str  # the test file's stem minus `test_`
+    name: str  # the test's name with its parameters; "" for a file that did not collect
+    outcome: str  # a key of WORDS: bug is an expected failure, xpass one that passed (strict)
+    message: str = ""
+    detail: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.point}::{self.name}" if self.name else self.point
+
+
+def read(path: Path) -> tuple[str, list[Case]]:
+    """The suite's name and the cases of one JUnit file."""
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as exc:
+        return "", [Case("junit", "", "failed", f"unreadable JUnit file: {exc}")]
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    cases = []
+    for tc in root.iter("testcase"):
+        point = Path(tc.get("file") or tc.get("name", "")).stem.removeprefix("test_")
+        name = tc.get("name", "") if tc.get("classname") else ""
+        bad = next((e for e in tc if e.tag in ("failure", "error")), None)
+        skipped = tc.find("skipped")
+        if bad is not None:
+            message = bad.get("message", "")
+            outcome = "xpass" if message.startswith("[XPASS(strict)]") else "failed"
+            cases.append(Case(point, name, outcome, message, bad.text or ""))
+        elif skipped is not None:
+            outcome = "bug" if skipped.get("type") == "pytest.xfail" else "skipped"
+            cases.append(Case(point, name, outcome, skipped.get("message", "")))
+        else:
+            cases.append(Case(point, name, "passed"))
+    return (suite.get("name", "") if suite is not None else ""), cases
+
+
+def failures(path: Path) -> set[str]:
+    """Ids (`classname::name`) of the failed and errored tests: how upstream's suites compare."""
+    root = ET.parse(path).getroot()
+    return {
+        f"{case.get('classname')}::{case.get('name')}"
+        for case in root.iter("testcase")
+        if case.find("failure") is not None or case.find("error") is not None
+    }
+
+
+def counts(path: Path) -> Counter:
+    """passed / failed / skipped of a whole file (errors count as failed)."""
+    outcomes: Counter = Counter()
+    for case in ET.parse(path).getroot().iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            outcomes["failed"] += 1
+        elif case.find("skipped") is not None:
+            outcomes["skipped"] += 1
+        else:
+            outcomes["passed"] += 1
+    return outcomes

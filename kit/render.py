@@ -1,0 +1,318 @@
+"""The report as people and tools read it: Markdown (CI's step summary), one self-contained HTML
+page (no network) with a drill-down per contract point, release and cell, and JSON."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+from . import PATCHES
+from .coverage import coverage_text, patch_coverage
+from .junit import WORDS
+from .releases import patched_versions
+from .report import COMPAT, ICONS, LEGEND, build_report, collect
+from .report import columns as _columns
+from .report import find as _find
+from .report import first_line as _first_line
+
+
+def verdict(report: dict) -> str:
+    """failed while anything is unexpected; incomplete while a cell did not run; else passed."""
+    t = report["totals"]
+    if t["unexpected"]:
+        return "failed"
+    return "incomplete" if t["not_run"] or t["unavailable"] else "passed"
+
+
+def summary_line(report: dict) -> str:
+    t = report["totals"]
+    counts = [
+        f"{t['as_expected']} as expected",
+        f"{t['unexpected']} unexpected",
+        f"{t['unavailable']} without their interpreter here",
+        f"{t['not_run']} not run",
+    ]
+    return f"{verdict(report)}: {t['cells']} cells, " + ", ".join(counts)
+
+
+def _legend(symbol, escape=str) -> list[str]:
+    return [f"{symbol(k)} {escape(text)}" for k, text in LEGEND.items()] + ["— no such cell"]
+
+
+MD_IDS = 15  # failing tests listed per cell; report.html has them all
+
+
+def _md_text(text: str) -> str:
+    return html.escape(_first_line(text), quote=False).replace("|", "\\|")
+
+
+def render_md(report: dict) -> str:
+    columns = _columns(report)
+    head = ["SDK", *(f"{v} py{py}" for v, py in columns), "patches", "patch coverage"]
+    bases = " · ".join(f"{r['version']} `{r['base']}`" for r in report["releases"])
+    out = ["### SDK compatibility (contract tests)", "", f"**{summary_line(report)}**", ""]
+    out += [f"Trigger: `{report['trigger']}` · bases: {bases}", ""]
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    failing, total = [], 0
+    for rel in report["releases"]:
+        row = [rel["version"]]
+        for variant, py in columns:
+            cell = _find(rel, variant, py)
+            if cell is None:
+                row.append("—")
+                continue
+            label = f"**{cell['label']}**" if cell["unexpected"] else cell["label"]
+            row.append(f"{ICONS[cell['status']]} {_md_text(label)}")
+            bad = [c for c in cell["cases"] if c["outcome"] in ("failed", "xpass")]
+            total += len(bad)
+            failing += [
+                f"- `{cell['key']}` `{c['id']}`: {_md_text(c['message'])}" for c in bad[:MD_IDS]
+            ]
+            if len(bad) > MD_IDS:
+                failing.append(f"- `{cell['key']}`: {len(bad) - MD_IDS} more in report.html")
+        row += [str(rel["patches"] or "0 (baseline)"), coverage_text(rel["coverage"])]
+        out.append("| " + " | ".join(row) + " |")
+    out += ["", " · ".join(_legend(ICONS.get))]
+    out += ["", "| cause | upstream | affects | bug shown in |", "|---|---|---|---|"]
+    for cause in report["causes"]:
+        shown = len(cause["shown_in"])
+        out.append(
+            f"| `{cause['id']}`: {_md_text(cause['reason'])} | `{cause['commit']}` "
+            f"(v{cause['release']}) | `{cause['affects']}` | {shown} cell{'s' * (shown != 1)} |"
+        )
+    if failing:
+        out += ["", f"<details><summary>Failing tests ({total})</summary>", "", *failing]
+        out += ["", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+CSS = """
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1f2328}
+h1{font-size:22px;margin:0 0 8px} h2{font-size:17px;margin:28px 0 8px}
+table{border-collapse:collapse;margin:6px 0} th,td{border:1px solid #d0d7de;padding:3px 8px;
+text-align:left;vertical-align:top} th{background:#f6f8fa} a{color:inherit;text-decoration:none}
+td a:hover{text-decoration:underline} .muted{color:#656d76} code{font-size:12px}
+.passed{background:#dafbe1} .bug-shown,.bug{background:#ddf4ff} .skipped{background:#f6f8fa}
+.failed,.xpass{background:#ffc1ba;font-weight:600} .obsolete{background:#fff1a8;font-weight:600}
+.not-run,.unavailable{background:#f6f8fa;color:#656d76} .verdict-passed{background:#dafbe1}
+.verdict-failed{background:#ffc1ba} .verdict-incomplete{background:#fff1a8}
+.grid td{text-align:center;padding:1px 3px;white-space:nowrap} .grid td:first-child{text-align:left}
+.grid th{font-size:11px;padding:2px 3px} .pt{display:inline-block;width:15px;border-radius:3px;
+font-size:11px;font-weight:600;text-align:center;margin:0 1px}
+details{margin:4px 0} summary{cursor:pointer} .release{border:1px solid #d0d7de;border-radius:6px;
+padding:4px 10px;margin:8px 0} pre{background:#f6f8fa;padding:6px;overflow:auto;max-height:260px;
+font-size:12px;margin:4px 0}
+"""
+JS = """function openHash(){
+var t=document.getElementById(decodeURIComponent(location.hash.slice(1)));
+for(var e=t;e;e=e.parentElement)if(e.tagName=="DETAILS")e.open=true;if(t)t.scrollIntoView();}
+addEventListener("hashchange",openHash);openHash();"""
+SYMBOLS = {**ICONS, "skipped": "s"}  # point outcomes add skipped
+
+
+def _point_status(cell: dict | None, point: str) -> str | None:
+    """A cell's outcome for one contract point; None when the cell does not exist."""
+    if cell is None:
+        return None
+    if not cell["cases"] and cell["status"] in ("failed", "unavailable"):
+        return cell["status"]  # it stopped before its tests
+    outcomes = {c["outcome"] for c in cell["cases"] if c["point"] == point}
+    for status, found in (("failed", "failed"), ("failed", "xpass"), ("bug-shown", "bug")):
+        if found in outcomes:
+            return status
+    return "passed" if "passed" in outcomes else ("skipped" if outcomes else "not-run")
+
+
+def _worst(statuses: list[str | None]) -> str | None:
+    order = ["failed", "bug-shown", "passed", "skipped", "unavailable", "not-run"]
+    return next((s for s in order if s in statuses), None)
+
+
+def render_html(report: dict) -> str:
+    e = html.escape
+    columns = _columns(report)
+    points = sorted(
+        {c["point"] for r in report["releases"] for cell in r["cells"] for c in cell["cases"]}
+    )
+    bases = ", ".join(f"{r['version']} <code>{e(r['base'])}</code>" for r in report["releases"])
+    symbol = "<span class='pt {0}'>{1}</span>".format
+    out = [
+        "<!doctype html><html lang=en><head><meta charset=utf-8>",
+        "<title>SDK compatibility report</title><style>" + CSS + "</style></head><body>",
+        "<h1>SDK compatibility (contract tests)</h1>",
+        f"<p><b class=verdict-{verdict(report)}>&nbsp;{e(summary_line(report))}&nbsp;</b>"
+        f" · trigger <code>{e(report['trigger'])}</code></p>",
+        f"<p class=muted>Bases: {bases}</p>",
+        "<p class=muted>" + " · ".join(_legend(lambda k: symbol(k, SYMBOLS[k]), e)) + "</p>",
+        "<h2>Matrix</h2><table><tr><th>SDK</th>",
+    ]
+    out += [f"<th>{v}<br><span class=muted>py{py}</span></th>" for v, py in columns]
+    out.append("<th>patches</th><th>patch coverage</th></tr>")
+    for rel in report["releases"]:
+        v = e(rel["version"])
+        out.append(f"<tr><th><a href='#r-{v}'>{v}</a></th>")
+        for variant, py in columns:
+            cell = _find(rel, variant, py)
+            if cell is None:
+                out.append("<td class=muted>—</td>")
+            else:
+                text = f"{SYMBOLS[cell['status']]} {e(cell['label'])}"
+                out.append(
+                    f"<td class={cell['status']}><a href='#c-{e(cell['key'])}'>{text}</a></td>"
+                )
+        out.append(
+            f"<td>{rel['patches'] or '0 (baseline)'}</td>"
+            f"<td>{coverage_text(rel['coverage'])}</td></tr>"
+        )
+    out.append("</table>")
+
+    out.append(
+        "<h2>Contract points</h2><p class=muted>Per release: unpatched | patched, over every Python"
+        " that ran (worst outcome); click for the release.</p><table class=grid><tr><th>point</th>"
+    )
+    out += [
+        f"<th><a href='#r-{e(r['version'])}'>{e(r['version'])}</a></th>" for r in report["releases"]
+    ]
+    out.append("</tr>")
+    for point in points:
+        out.append(f"<tr><td><a href='#p-{e(point)}'>{e(point)}</a></td>")
+        for rel in report["releases"]:
+            spans = []
+            for variant in ("unpatched", "patched"):
+                status = _worst(
+                    [_point_status(_find(rel, variant, py), point) for _, py in columns]
+                )
+                if status:
+                    title = f"{rel['version']} {variant}: {status}"
+                    spans.append(
+                        f"<span class='pt {status}' title='{e(title)}'>{SYMBOLS[status]}</span>"
+                    )
+            out.append(f"<td><a href='#r-{e(rel['version'])}'>{''.join(spans)}</a></td>")
+        out.append("</tr>")
+    out.append("</table>")
+
+    out.append("<h2>Causes</h2><table><tr><th>cause</th><th>upstream</th><th>affects</th>")
+    out.append("<th>bug shown in</th></tr>")
+    for cause in report["causes"]:
+        cells = ", ".join(f"<a href='#c-{e(k)}'>{e(k)}</a>" for k in cause["shown_in"])
+        out.append(
+            f"<tr><td><code>{e(cause['id'])}</code>: {e(cause['reason'])}</td>"
+            f"<td><code>{e(cause['commit'])}</code> (v{e(cause['release'])})</td>"
+            f"<td><code>{e(cause['affects'])}</code></td><td>{cells or 'no cell'}</td></tr>"
+        )
+    out.append("</table>")
+    out.append("<h2>By contract point</h2>")
+    for point in points:
+        out += _point_html(report, point, columns)
+    out.append("<h2>By release</h2>")
+    for rel in report["releases"]:
+        out += _release_html(rel, columns, points)
+    out.append("<script>" + JS + "</script></body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _point_cell(cell: dict | None, point: str) -> str:
+    """One table cell: a cell's outcome for one point, its failing tests as the tooltip."""
+    status = _point_status(cell, point)
+    if status is None:
+        return "<td class=muted>—</td>"
+    cases = [c for c in cell["cases"] if c["point"] == point]
+    n = Counter(c["outcome"] for c in cases)
+    text = ", ".join(f"{n[k]} {w}" for k, w in WORDS.items() if n[k]) or "not run"
+    tip = "\n".join(f"{WORDS[c['outcome']]}: {c['id']}" for c in cases if c["outcome"] != "passed")
+    link = f"<a href='#c-{html.escape(cell['key'])}' title='{html.escape(tip)}'>"
+    return f"<td class={status}>{link}{SYMBOLS[status]} {html.escape(text)}</a></td>"
+
+
+def _point_html(report: dict, point: str, columns: list[tuple[str, str]]) -> list[str]:
+    e = html.escape
+    found = [_find(rel, v, py) for rel in report["releases"] for v, py in columns]
+    bad = any(_point_status(cell, point) == "failed" for cell in found)
+    out = [f"<details class=release id='p-{e(point)}'><summary><b>{e(point)}</b>"]
+    out.append(f" <span class=muted>compat_tests/test_{e(point)}.py</span>")
+    out.append(
+        (" · <span class=failed>&nbsp;unexpected&nbsp;</span>" if bad else "") + "</summary>"
+    )
+    out.append("<table class=grid>")
+    out.append(
+        "<tr><th>SDK</th>" + "".join(f"<th>{v}<br>py{py}</th>" for v, py in columns) + "</tr>"
+    )
+    for rel in report["releases"]:
+        out.append(f"<tr><td><a href='#r-{e(rel['version'])}'>{e(rel['version'])}</a></td>")
+        out += [_point_cell(_find(rel, v, py), point) for v, py in columns]
+        out.append("</tr>")
+    return out + ["</table></details>"]
+
+
+def _series_text(patches: int) -> str:
+    return f"series of {patches} patch{'es' if patches > 1 else ''}" if patches else "no series"
+
+
+def _release_html(rel: dict, columns: list[tuple[str, str]], points: list[str]) -> list[str]:
+    e = html.escape
+    cells = [c for c in (_find(rel, v, py) for v, py in columns) if c]
+    statuses = {c["status"] for c in cells}
+    worst = next((s for s in ("failed", "obsolete") if s in statuses), "")
+    cov = rel["coverage"]
+    out = [
+        f"<details class=release id='r-{e(rel['version'])}'><summary><b>{e(rel['version'])}</b>"
+        f" · base <code>{e(rel['base'])}</code> · {_series_text(rel['patches'])}"
+        f" · patch coverage {coverage_text(cov)}"
+        + (f" · <span class={worst}>&nbsp;unexpected&nbsp;</span>" if worst else "")
+        + "</summary>"
+    ]
+    if cov and cov["missed"]:
+        missed = "; ".join(f"{e(p)}: {', '.join(map(str, ns))}" for p, ns in cov["missed"].items())
+        out.append(f"<p class=muted>Added lines the tests do not run: {missed}</p>")
+    out.append("<table class=grid><tr><th>point</th>")
+    out += [
+        f"<th><a href='#c-{e(c['key'])}'>{c['variant']}<br>py{c['python']}</a></th>" for c in cells
+    ]
+    out.append("</tr>")
+    for point in points:
+        out.append(f"<tr><td><a href='#p-{e(point)}'>{e(point)}</a></td>")
+        out += [_point_cell(cell, point) for cell in cells] + ["</tr>"]
+    out.append("</table>")
+    for cell in cells:
+        out.append(
+            f"<details id='c-{e(cell['key'])}'><summary class={cell['status']}>"
+            f"{SYMBOLS[cell['status']]} <code>{e(cell['key'])}</code>: {e(cell['label'])}</summary>"
+        )
+        if cell["reason"]:
+            out.append(f"<pre>{e(cell['reason'])}</pre>")
+        if cell["cases"]:
+            out.append("<table><tr><th>test</th><th>outcome</th><th>message</th></tr>")
+            for case in sorted(cell["cases"], key=lambda c: list(WORDS).index(c["outcome"])):
+                shown = case.get("detail", "").strip() not in ("", case["message"].strip())
+                detail = f"<pre>{e(case['detail'])}</pre>" if shown else ""
+                outcome = WORDS[case["outcome"]]
+                out.append(
+                    f"<tr><td><code>{e(case['id'])}</code></td>"
+                    f"<td class={case['outcome']}>{outcome}</td>"
+                    f"<td>{e(_first_line(case['message'], 300))}{detail}</td></tr>"
+                )
+            out.append("</table>")
+        out.append("</details>")
+    out.append("</details>")
+    return out
+
+
+def write_reports(build: Path = COMPAT, patches: Path = PATCHES, matrix=None) -> dict:
+    """report.md (appended to $GITHUB_STEP_SUMMARY when set), report.html and report.json."""
+    cells = collect(build, patches, matrix)
+    coverage = {v: patch_coverage(v, build, patches) for v in patched_versions(patches)}
+    report = build_report(cells, os.environ.get("GITHUB_EVENT_NAME") or "local", coverage)
+    build.mkdir(parents=True, exist_ok=True)
+    md = render_md(report)
+    (build / "report.md").write_text(md, encoding="utf-8")
+    (build / "report.html").write_text(render_html(report), encoding="utf-8")
+    (build / "report.json").write_text(
+        json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8"
+    )
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
+            summary.write(md)
+    return report

@@ -1,0 +1,211 @@
+"""What the matrix showed: every cell of the matrix with what its JUnit file says, as the data
+that `kit.render` turns into Markdown, HTML and JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import BUILD, PATCHES, expectations, releases, version_key
+from .junit import WORDS, Case
+from .junit import read as parse_junit
+from .releases import RELEASES, patched_versions, series
+
+COMPAT = BUILD / "compat"
+JUNIT = re.compile(r"junit-(.+)-(unpatched|patched)-py(\d+\.\d+)\.xml")
+# One symbol per status, the same in report.md and report.html (plain glyphs: no emoji font
+# needed), and what each means.
+ICONS = {
+    "passed": "✓",
+    "bug-shown": "◆",
+    "failed": "✗",
+    "obsolete": "⚠",
+    "unavailable": "∅",
+    "not-run": "○",
+}
+LEGEND = {
+    "passed": "passed",
+    "bug-shown": "bug shown: the unpatched release fails as compat_tests/expectations.toml expects",
+    "failed": "failed: an unexpected failure, an expected failure that passed, or a cell that "
+    "stopped before its tests (with its reason)",
+    "obsolete": "unpatched passes everything although a series exists: the patch may be obsolete",
+    "unavailable": "interpreter not available here: the cell could not run on this machine",
+    "not-run": "not run: nobody ran this cell",
+}
+UNEXPECTED = ("failed", "obsolete")
+
+
+@dataclass
+class CellResult:
+    version: str
+    variant: str
+    python: str
+    series: int = 0  # patches in the release's series; 0 for none
+    cases: list[Case] | None = None  # None: no JUnit file
+    suite: str = ""
+    record: dict | None = None  # what the cell wrote of its run (kit.cells); None: never ran
+
+    @property
+    def key(self) -> str:
+        return f"{self.version}-{self.variant}-py{self.python}"
+
+    @property
+    def counts(self) -> Counter:
+        return Counter(c.outcome for c in self.cases or [])
+
+    @property
+    def reason(self) -> str:
+        """Why a cell that ran has no results: it stopped before its tests, or wrote none."""
+        if self.record and self.record["status"] in ("failed", "unavailable"):
+            return self.record.get("reason", "")
+        if self.record and self.cases is None:
+            return "the cell ran but wrote no JUnit file"
+        return ""
+
+    @property
+    def status(self) -> str:
+        n = self.counts
+        if self.record and self.record["status"] == "unavailable":
+            return "unavailable"
+        if self.reason:
+            return "failed"
+        if self.cases is None:
+            return "not-run"
+        if n["failed"] or n["xpass"] or not self.cases:
+            return "failed"
+        if n["bug"]:
+            return "bug-shown"
+        return "obsolete" if self.variant == "unpatched" and self.series else "passed"
+
+    @property
+    def label(self) -> str:
+        if self.status == "unavailable":
+            return "interpreter not available here"
+        if self.reason:
+            return f"failed before its tests: {first_line(self.reason, 120)}"
+        if self.cases is None:
+            return "not run"
+        text = ", ".join(f"{self.counts[k]} {word}" for k, word in WORDS.items() if self.counts[k])
+        return (text or "no tests") + (
+            ": patch may be obsolete" if self.status == "obsolete" else ""
+        )
+
+
+def collect(build: Path = COMPAT, patches: Path = PATCHES, matrix: list | None = None) -> list:
+    """Every cell of the matrix (`releases.cells()`), run or not, plus any extra JUnit file."""
+    counts = {v: len(series(v, patches)) for v in patched_versions(patches)}
+    found = {}
+    for c in releases.cells(patches) if matrix is None else matrix:
+        found[(c.version, c.variant, c.python)] = CellResult(
+            c.version, c.variant, c.python, counts.get(c.version, 0)
+        )
+    for path in sorted(build.glob("junit-*.xml")):
+        match = JUNIT.fullmatch(path.name)
+        if match:
+            version, variant, python = match.groups()
+            cell = found.setdefault(
+                match.groups(), CellResult(version, variant, python, counts.get(version, 0))
+            )
+            cell.suite, cell.cases = parse_junit(path)
+    for cell in found.values():
+        record = build / f"cell-{cell.key}.json"
+        cell.record = json.loads(record.read_text()) if record.exists() else None
+    return sorted(found.values(), key=lambda c: (version_key(c.version), version_key(c.python)))
+
+
+def build_report(cells: list[CellResult], trigger: str, coverage: dict | None = None) -> dict:
+    """Everything the renderers show, as the JSON that tools read."""
+    coverage = coverage or {}
+    ran = sorted({c.python for c in cells if c.record or c.cases is not None}, key=version_key)
+    pythons = ran or sorted({c.python for c in cells}, key=version_key)
+    out = []
+    for version in sorted({c.version for c in cells}, key=version_key):
+        own = [c for c in cells if c.version == version]
+        rel = RELEASES.get(version)
+        if rel:
+            base = rel.tag[:7] if rel.tag else "sdist"
+        else:  # the weekly `latest` cell names its release as the suite
+            base = next((c.suite for c in own if c.suite), "") or "PyPI"
+        out.append(
+            {
+                "version": version,
+                "base": base,
+                "patches": own[0].series,
+                "coverage": coverage.get(version),
+                "cells": [_cell_json(c) for c in own],
+            }
+        )
+    statuses = Counter(c.status for c in cells)
+    totals = {
+        "cells": len(cells),
+        "unexpected": sum(statuses[s] for s in UNEXPECTED),
+        "unavailable": statuses["unavailable"],
+        "not_run": statuses["not-run"],
+    }
+    totals["as_expected"] = len(cells) - sum(v for k, v in totals.items() if k != "cells")
+    return {
+        "trigger": trigger,
+        "pythons": pythons,
+        "totals": totals,
+        "releases": out,
+        "causes": _causes(cells),
+    }
+
+
+def _causes(cells: list[CellResult]) -> list[dict]:
+    """Each cause of expectations.toml with the cells whose expected failures it explains."""
+    shown: dict[str, list[str]] = {}
+    for cell in cells:
+        for case in cell.cases or []:
+            for cause in expectations.cause_ids(case.message) if case.outcome == "bug" else []:
+                if cell.key not in shown.setdefault(cause, []):
+                    shown[cause].append(cell.key)
+    return [
+        {
+            "id": c.id,
+            "kind": c.kind,
+            "reason": c.reason,
+            "commit": c.commit,
+            "release": c.release,
+            "affects": str(c.affects),
+            "shown_in": shown.get(c.id, []),
+        }
+        for c in expectations.load()
+    ]
+
+
+def _cell_json(cell: CellResult) -> dict:
+    cases = cell.cases or []
+    return {
+        "key": cell.key,
+        "variant": cell.variant,
+        "python": cell.python,
+        "status": cell.status,
+        "unexpected": cell.status in UNEXPECTED,
+        "label": cell.label,
+        "reason": cell.reason,
+        "counts": dict(cell.counts),
+        "cases": [
+            {"id": c.id, "point": c.point, "outcome": c.outcome, "message": c.message}
+            | ({"detail": c.detail[:4000]} if c.outcome in ("failed", "xpass") else {})
+            for c in cases
+        ],
+    }
+
+
+def columns(report: dict) -> list[tuple[str, str]]:
+    return [(variant, py) for py in report["pythons"] for variant in ("unpatched", "patched")]
+
+
+def find(release: dict, variant: str, python: str) -> dict | None:
+    return next(
+        (c for c in release["cells"] if (c["variant"], c["python"]) == (variant, python)), None
+    )
+
+
+def first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -1,0 +1,74 @@
+"""Helpers of the kit's tests: JUnit files as pytest writes them, and nox run for real on a copy
+of the kit."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+# What pytest's JUnit writer (junit_family=legacy) puts in a testcase, by outcome.
+BODIES = {
+    "passed": "",
+    "failed": '<failure message="AssertionError: agent alive">assert collected(ref)</failure>',
+    "bug": '<skipped type="pytest.xfail" message="items hold their agent" />',
+    "xpass": '<failure message="[XPASS(strict)] items hold their agent">[XPASS(strict)]</failure>',
+    "skipped": '<skipped type="pytest.skip" message="no streaming">skipped</skipped>',
+}
+
+
+def junit(build: Path, cell: str, outcomes: dict[str, str], suite: str = "pytest") -> Path:
+    """Write junit-<cell>.xml with one testcase per `point::test` id."""
+    cases = []
+    for test_id, outcome in outcomes.items():
+        point, name = test_id.split("::")
+        attrs = (
+            f'classname="test_{point}" name="{name}" file="test_{point}.py" line="1" time="0.01"'
+        )
+        cases.append(f"<testcase {attrs}>{BODIES[outcome]}</testcase>")
+    build.mkdir(parents=True, exist_ok=True)
+    path = build / f"junit-{cell}.xml"
+    path.write_text(
+        f'<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="{suite}" tests="1">'
+        + "".join(cases)
+        + "</testsuite></testsuites>"
+    )
+    return path
+
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".nox" / ".cache"
+
+
+def nox(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
+    outer = ("CI", "PATH", "VIRTUAL_ENV", "UV_PYTHON", "UV_PROJECT_ENVIRONMENT")  # nox's own
+    environ = {k: v for k, v in os.environ.items() if k not in outer}
+    return subprocess.run(
+        [sys.executable, "-m", "nox", *args],
+        cwd=cwd,
+        env={**environ, "PATH": path, **env},
+        capture_output=True,
+        text=True,
+    )
+
+
+def kit_copy(tmp_path: Path, cache: bool = True) -> Path:
+    copy = tmp_path / "kit"
+    copy.mkdir()
+    for name in ("noxfile.py", "releases.toml"):
+        shutil.copy(ROOT / name, copy)
+    for name in ("kit", "compat_tests", "patches"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    if cache:  # share the downloads: sdists, wheels, locks
+        (CACHE / "sdists").mkdir(parents=True, exist_ok=True)
+        (copy / ".nox").mkdir()
+        (copy / ".nox" / ".cache").symlink_to(CACHE)
+    return copy
+
+
+def cell_record(kit: Path, key: str) -> dict:
+    return json.loads((kit / "build" / "compat" / f"cell-{key}.json").read_text())

@@ -1,0 +1,78 @@
+"""The scan of every release on PyPI: which releases, what each shows, the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import junit
+
+from kit import scan
+
+
+def test_scan_lists_final_unyanked_releases_with_their_upload_time():
+    def entry(name, time, yanked=False):
+        return {"filename": name, "upload-time": time, "url": f"https://x/{name}", "yanked": yanked}
+
+    files = [
+        entry("openai_agents-0.0.1.tar.gz", "2025-03-01T00:00:00Z", "wrong"),
+        entry("openai_agents-0.0.2.tar.gz", "2025-03-11T10:00:00Z"),
+        entry("openai_agents-0.0.2-py3-none-any.whl", "2025-03-11T10:00:05Z"),
+        entry("openai_agents-0.0.10.tar.gz", "2025-04-01T00:00:00Z"),
+        entry("openai_agents-0.1.0rc1-py3-none-any.whl", "2025-05-01T00:00:00Z"),
+    ]
+    assert scan.releases_on_pypi(files) == [
+        {
+            "version": "0.0.2",
+            "uploaded": "2025-03-11T10:00:05Z",
+            "url": "https://x/openai_agents-0.0.2-py3-none-any.whl",
+        },
+        {
+            "version": "0.0.10",
+            "uploaded": "2025-04-01T00:00:00Z",
+            "url": "https://x/openai_agents-0.0.10.tar.gz",
+        },
+    ]
+
+
+def scanned(tmp_path: Path, version: str, outcomes: dict[str, str] | None) -> dict:
+    rel = {"version": version, "uploaded": "2025-01-01T00:00:00Z"}
+    if outcomes is None:
+        return scan.result(rel, tmp_path / "missing.xml")
+    return scan.result(rel, junit(tmp_path, version, outcomes))
+
+
+def test_scan_render_names_first_hold_and_every_break(tmp_path: Path):
+    other = {"alive_until_release::test_alive": "passed"}
+    results = {
+        "0.0.2": scanned(tmp_path, "0.0.2", {"alive_until_release::test_alive": "failed"}),
+        "0.0.5": scanned(tmp_path, "0.0.5", None),
+        "0.0.19": scanned(tmp_path, "0.0.19", {**other, "release_then_gc::test_frees": "failed"}),
+        "0.6.0": scanned(tmp_path, "0.6.0", {**other, "release_then_gc::test_frees": "passed"}),
+        "0.7.0": scanned(tmp_path, "0.7.0", {**other, "release_then_gc::test_frees": "failed"}),
+        "0.7.1": scanned(tmp_path, "0.7.1", {**other, "release_then_gc::test_frees": "failed"}),
+        "0.8.0": scanned(tmp_path, "0.8.0", {**other, "release_then_gc::test_frees": "passed"}),
+        "0.9.0": scanned(tmp_path, "0.9.0", {**other, "release_then_gc::test_frees": "failed"}),
+    }
+    assert results["0.0.5"] == {
+        "uploaded": "2025-01-01T00:00:00Z",
+        "points": {},
+        "failed": [],
+        "note": "suite cannot run",
+        "why": "",
+    }
+    assert results["0.0.2"]["note"] == "suite cannot run"  # no test passes: not the contract
+    assert results["0.0.2"]["why"] == "AssertionError: agent alive"
+    cannot_drive = {"alive_until_release::test_alive": "failed", "streaming::test_x": "passed"}
+    assert scanned(tmp_path, "0.0.4", cannot_drive)["note"] == "suite cannot run"
+    table = scan.render({"python": "3.11", "releases": results})
+    assert "| alive_until_release | 0.0.19 | — |" in table
+    assert (
+        "| release_then_gc | 0.6.0 | 0.7.0 – 0.7.1 (holds again in 0.8.0); 0.9.0 (still broken) |"
+        in table
+    )
+    assert (
+        "n/a (suite cannot run): 0.0.2 (`AssertionError: agent alive`); 0.0.5 (`suite cannot"
+        in table
+    )
+    assert "| 0.0.2 – 0.0.5 | n/a (suite cannot run) |  |" in table
+    assert "| 0.7.0 – 0.7.1 | ✓ | ✗ |" in table
