@@ -2,6 +2,7 @@
 
 import gc
 import weakref
+from types import SimpleNamespace
 
 import pytest
 from agents import Runner
@@ -58,3 +59,17 @@ async def test_item_release_agent_frees_agent():
     del agent
     assert collected(ref)
     assert all(item.agent is None for item in items)
+
+
+async def test_release_agents_skips_entries_without_release_agent():
+    """`new_items` is the caller's list too; as upstream, entries that cannot release are
+    skipped, and the items after them are still released."""
+    agent = answering_agent()
+    ref = weakref.ref(agent)
+    result = await Runner.run(agent, "Capital of France?")
+    items = list(result.new_items)
+    result.new_items[:0] = ["a note of the caller's", SimpleNamespace(release_agent=None)]
+    result.release_agents()
+    del agent
+    assert collected(ref)
+    assert items and all(item.agent is None for item in items)
