@@ -372,7 +372,8 @@ def expected_failures(version: str, variant: str, path: Path = EXPECTATIONS) -> 
     """Selector -> reason for the contract tests expected to fail in one cell.
 
     A selector is a contract point (`release_then_gc`) or one test of it
-    (`release_then_gc::test_release_agents_frees_agent`). Patched cells expect none.
+    (`release_then_gc::test_release_agents_frees_agent`). Patched cells list only tests that
+    need an API the release lacks.
     """
     release(version)
     table = tomllib.loads(path.read_text())

@@ -1,0 +1,36 @@
+"""Point 13: `to_state()` after release. While the agents live, a released result converts to
+the same state as before release, rooted at the run's starting agent; once that agent is gone,
+`to_state()` raises AgentsException rather than root the state at another agent (here the
+handoff target, which the caller still holds)."""
+
+import weakref
+
+import pytest
+from agents import Runner
+from agents.exceptions import AgentsException
+from support import collected, same_name_handoff_agents
+
+
+async def run(agent, how):
+    if how == "run":
+        return await Runner.run(agent, "Route me")
+    result = Runner.run_streamed(agent, "Route me")
+    async for _event in result.stream_events():
+        pass
+    return result
+
+
+@pytest.mark.parametrize("how", ["run", "run_streamed"])
+async def test_to_state_keeps_its_root_after_release_or_raises(how):
+    source, target = same_name_handoff_agents()
+    ref = weakref.ref(source)
+    result = await run(source, how)
+    assert result.last_agent is target
+    before = result.to_state().to_json()
+    result.release_agents()
+    assert result.to_state().to_json() == before
+    del source
+    assert collected(ref)
+    assert result.last_agent is target
+    with pytest.raises(AgentsException):
+        result.to_state()
