@@ -124,3 +124,34 @@ def collected(*refs: weakref.ref[Any]) -> bool:
 
 def alive(refs: list[weakref.ref[Any]]) -> int:
     return sum(ref() is not None for ref in refs)
+
+
+def approval_agent(name: str = "approver") -> Agent[Any]:
+    """Asks to call a tool that needs approval, then answers once the call has run.
+
+    The tool is made here, not at import: `needs_approval` arrives with RunState (v0.8.0), and
+    every release must still import this module.
+    """
+
+    @function_tool(needs_approval=True)
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        return "deleted"
+
+    model = ScriptedModel([tool_call("delete_file", {"path": "a.txt"})], [message("done")])
+    return Agent(name=name, instructions="Delete.", model=model, tools=[delete_file])
+
+
+def same_name_handoff_agents() -> tuple[Agent[Any], Agent[Any]]:
+    """A triage agent that can hand off to two agents both named "worker", and hands off to
+    the second. A serialised RunState tells same-name agents apart by their place in the graph
+    of the agent it is rooted at, so its JSON shows which agent that is."""
+    decoy = Agent(name="worker", instructions="A: not me.", model=ScriptedModel([message("no")]))
+    target = Agent(name="worker", instructions="B: answer.", model=ScriptedModel([message("ok")]))
+    source = Agent(
+        name="triage",
+        instructions="Hand off.",
+        model=ScriptedModel([tool_call("transfer_to_target")]),
+        handoffs=[handoff(decoy), handoff(target, tool_name_override="transfer_to_target")],
+    )
+    return source, target

@@ -1,0 +1,56 @@
+"""Point 12: resumed runs. A run resumed from the caller's RunState (after approving a tool
+call) gives a result whose release leaves that state as it was: still the caller's,
+serialisable and resumable. The result's own references are still released: once the caller
+drops its state and agent, the agent is freed."""
+
+import weakref
+
+import pytest
+from agents import Runner
+from agents.exceptions import AgentsException
+from support import approval_agent, collected
+
+RESUME = ["run", "run_streamed"]
+
+
+async def approved_state(agent):
+    """The caller's state of a run stopped for approval, with the tool call approved."""
+    interrupted = await Runner.run(agent, "Delete a.txt")
+    state = interrupted.to_state()
+    state.approve(interrupted.interruptions[0])
+    return state
+
+
+async def resume(agent, state, how):
+    if how == "run":
+        return await Runner.run(agent, state)
+    result = Runner.run_streamed(agent, state)
+    async for _event in result.stream_events():
+        pass
+    return result
+
+
+@pytest.mark.parametrize("how", RESUME)
+async def test_release_leaves_the_callers_state_intact(how):
+    agent = approval_agent()
+    state = await approved_state(agent)
+    result = await resume(agent, state, how)
+    assert result.final_output == "done"
+    serialised = state.to_json()
+    result.release_agents()
+    assert state.to_json() == serialised
+    assert result.last_agent is agent
+
+
+@pytest.mark.parametrize("how", RESUME)
+async def test_released_resumed_result_frees_agent_once_caller_drops_state(how):
+    agent = approval_agent()
+    ref = weakref.ref(agent)
+    state = await approved_state(agent)
+    result = await resume(agent, state, how)
+    result.release_agents()
+    assert state.to_json()["current_agent"]["name"] == "approver"
+    del agent, state
+    assert collected(ref)
+    with pytest.raises(AgentsException):
+        _ = result.last_agent

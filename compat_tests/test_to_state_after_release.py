@@ -1,0 +1,40 @@
+"""Point 13: `to_state()` after release. While the agents live, a released result converts to
+the same state as before release, rooted at the run's starting agent; once that agent is gone,
+`to_state()` raises AgentsException rather than root the state at another agent (here the
+handoff target, which the caller still holds). Before v0.14.0 a state is rooted at the last agent,
+which is still alive, so there `to_state()` must keep giving the same state."""
+
+import weakref
+
+import pytest
+from agents import Runner
+from agents.exceptions import AgentsException
+from support import collected, same_name_handoff_agents
+
+
+async def run(agent, how):
+    if how == "run":
+        return await Runner.run(agent, "Route me")
+    result = Runner.run_streamed(agent, "Route me")
+    async for _event in result.stream_events():
+        pass
+    return result
+
+
+@pytest.mark.parametrize("how", ["run", "run_streamed"])
+async def test_to_state_keeps_its_root_after_release_or_raises(how):
+    source, target = same_name_handoff_agents()
+    ref = weakref.ref(source)
+    result = await run(source, how)
+    assert result.last_agent is target
+    before = result.to_state().to_json()
+    result.release_agents()
+    assert result.to_state().to_json() == before
+    del source
+    assert collected(ref)
+    assert result.last_agent is target
+    try:
+        state = result.to_state()
+    except AgentsException:
+        return
+    assert state.to_json() == before, "to_state() rooted the state at another agent"
