@@ -1,4 +1,4 @@
-"""Point 12: resumed runs. A run resumed from the caller's RunState (after approving a tool
+"""Point 14: resumed runs. A run resumed from the caller's RunState (after approving a tool
 call) gives a result whose release leaves that state as it was: still the caller's,
 serialisable and resumable. The result's own references are still released: once the caller
 drops its state and agent, the agent is freed."""
@@ -54,3 +54,17 @@ async def test_released_resumed_result_frees_agent_once_caller_drops_state(how):
     assert collected(ref)
     with pytest.raises(AgentsException):
         _ = result.last_agent
+
+
+async def test_resuming_again_frees_agent():
+    """The released result's copy of the caller's state shares nothing the next run appends to."""
+    agent = approval_agent()
+    ref = weakref.ref(agent)
+    state = await approved_state(agent)
+    first = await resume(agent, state, "run_streamed")
+    first.release_agents()
+    again = await resume(agent, state, "run_streamed")
+    assert again.final_output == "done"
+    del again, agent, state
+    assert collected(ref)
+    assert first.final_output == "done"

@@ -1,8 +1,10 @@
 """Point 13: dataclass subclasses that re-declare an agent field still define (the field has no
-default), construct, keep their agent until release, and release it.
+default), construct, keep their agent until release, and release it; one that gives the field a
+default still reads the live agent after release.
 
 `@dataclass class MyItem(MessageOutputItem): agent: Agent[Any]` is how a caller narrows or
-documents a field; the release API must not make class-level access look like a default."""
+documents a field; the release API must not make class-level access look like a default, nor a
+subclass's default hide the agent."""
 
 import dataclasses
 import gc
@@ -108,6 +110,25 @@ def test_item_subclasses_release_their_agents():
         None,
         None,
     )
+
+
+def test_item_subclass_with_an_agent_default_reads_the_live_agent_after_release():
+    @dataclasses.dataclass
+    class MyHandoffItem(HandoffOutputItem):
+        target_agent: Any = None
+
+    source, target = Agent(name="source"), Agent(name="target")
+    item = MyHandoffItem(
+        agent=source, raw_item=HANDOFF_RAW, source_agent=source, target_agent=target
+    )
+    item.release_agent()
+    assert item.target_agent is target
+    assert "name='target'" in repr(item)
+    assert MyHandoffItem.target_agent is None
+    ref = weakref.ref(target)
+    del target
+    assert collected(ref)
+    assert item.target_agent is None
 
 
 async def rebuilt_result(streamed):

@@ -1,4 +1,4 @@
-"""Point 13: `to_state()` after release. While the agents live, a released result converts to
+"""Point 15: `to_state()` after release. While the agents live, a released result converts to
 the same state as before release, rooted at the run's starting agent; once that agent is gone,
 `to_state()` raises AgentsException rather than root the state at another agent (here the
 handoff target, which the caller still holds). Before v0.14.0 a state is rooted at the last agent,
