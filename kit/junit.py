@@ -65,6 +65,15 @@ def failures(path: Path) -> set[str]:
     }
 
 
+def passed(path: Path) -> list[ET.Element]:
+    """The test cases of a JUnit file that passed."""
+    return [
+        case
+        for case in ET.parse(path).getroot().iter("testcase")
+        if not any(case.find(tag) is not None for tag in ("failure", "error", "skipped"))
+    ]
+
+
 def counts(path: Path) -> Counter:
     """passed / failed / skipped of a whole file (errors count as failed)."""
     outcomes: Counter = Counter()

@@ -1,0 +1,39 @@
+"""`nox -s upstream` checks a release with the release's own commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kit import upstream
+
+MAKEFILES = {
+    "mypy: \n\tuv run mypy . --exclude site\n": ["mypy", ".", "--exclude", "site"],  # 0.2-0.19
+    "mypy:\n\tuv run mypy .\n": ["mypy", "."],  # 0.0.x
+    "lint:\n\tuv run ruff check\n\nmypy: \n\tuv run mypy src\n": ["mypy", "src"],  # 0.20 on
+}
+
+
+@pytest.mark.parametrize("makefile", MAKEFILES)
+def test_mypy_is_the_releases_own_make_mypy(makefile: str, tmp_path: Path):
+    (tmp_path / "Makefile").write_text(makefile)
+    assert upstream.mypy_command(tmp_path) == MAKEFILES[makefile]
+
+
+def test_mypy_without_a_makefile_checks_src(tmp_path: Path):
+    assert upstream.mypy_command(tmp_path) == ["mypy", "src"]
+
+
+def test_junit_ids_become_pytest_node_ids(tmp_path: Path):
+    (tmp_path / "tests" / "sandbox").mkdir(parents=True)
+    (tmp_path / "tests" / "sandbox" / "test_files.py").write_text("")
+    (tmp_path / "tests" / "test_run.py").write_text("")
+    assert (
+        upstream.node_id(tmp_path, "tests.sandbox.test_files::test_lease[read]")
+        == "tests/sandbox/test_files.py::test_lease[read]"
+    )
+    assert (
+        upstream.node_id(tmp_path, "tests.test_run.TestRun::test_once")
+        == "tests/test_run.py::TestRun::test_once"
+    )
