@@ -12,6 +12,7 @@ WORDS = {
     "failed": "failed",
     "xpass": "unexpectedly passed",
     "bug": "bug shown",
+    "absent": "need an API the release lacks",
     "passed": "passed",
     "skipped": "skipped",
 }
@@ -21,7 +22,8 @@ WORDS = {
 class Case:
     point: str  # the test file's stem minus `test_`
     name: str  # the test's name with its parameters; "" for a file that did not collect
-    outcome: str  # a key of WORDS: bug is an expected failure, xpass one that passed (strict)
+    outcome: str  # a key of WORDS: bug is an expected failure, xpass one that passed (strict);
+    # the report turns a bug whose causes are all [[absent]] into "absent"
     message: str = ""
     detail: str = ""
 

@@ -3,6 +3,7 @@ that `kit.render` turns into Markdown, HTML and JSON."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -94,9 +95,17 @@ class CellResult:
         )
 
 
+def _absent_api(case: Case, absent: set[str]) -> Case:
+    """An expected failure whose causes are all [[absent]]: the release lacks the API, which is
+    no bug, so it neither marks the cell as showing one nor fails a patched cell."""
+    ids = expectations.cause_ids(case.message) if case.outcome == "bug" else []
+    return dataclasses.replace(case, outcome="absent") if ids and set(ids) <= absent else case
+
+
 def collect(build: Path = COMPAT, patches: Path = PATCHES, matrix: list | None = None) -> list:
     """Every cell of the matrix (`releases.cells()`), run or not, plus any extra JUnit file."""
     counts = {v: len(series(v, patches)) for v in patched_versions(patches)}
+    absent = {c.id for c in expectations.load() if c.kind == "absent"}
     found = {}
     for c in releases.cells(patches) if matrix is None else matrix:
         found[(c.version, c.variant, c.python)] = CellResult(
@@ -109,7 +118,8 @@ def collect(build: Path = COMPAT, patches: Path = PATCHES, matrix: list | None =
             cell = found.setdefault(
                 match.groups(), CellResult(version, variant, python, counts.get(version, 0))
             )
-            cell.suite, cell.cases = parse_junit(path)
+            cell.suite, cases = parse_junit(path)
+            cell.cases = [_absent_api(case, absent) for case in cases]
     for cell in found.values():
         record = build / f"cell-{cell.key}.json"
         cell.record = json.loads(record.read_text()) if record.exists() else None
@@ -160,7 +170,8 @@ def _causes(cells: list[CellResult]) -> list[dict]:
     shown: dict[str, list[str]] = {}
     for cell in cells:
         for case in cell.cases or []:
-            for cause in expectations.cause_ids(case.message) if case.outcome == "bug" else []:
+            expected = case.outcome in ("bug", "absent")
+            for cause in expectations.cause_ids(case.message) if expected else []:
                 if cell.key not in shown.setdefault(cause, []):
                     shown[cause].append(cell.key)
     return [

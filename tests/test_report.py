@@ -52,6 +52,24 @@ def test_expected_failures_are_shown_as_bug_shown(tmp_path: Path, patches: Path)
     assert "◆ 1 bug shown, 1 passed" in (build / "report.md").read_text()
 
 
+def test_a_patched_cell_whose_only_expected_failures_are_absent_apis_passed(
+    tmp_path: Path, patches: Path
+):
+    junit(
+        tmp_path / "build",
+        "0.5.1-patched-py3.11",
+        {**PASSING, "resumed_runs::test_resume": "absent"},
+    )
+    data, build = run(tmp_path, patches)
+    got = cell(data, "0.5.1-patched-py3.11")
+    assert (got["status"], got["label"], got["unexpected"]) == (
+        "passed",
+        "1 need an API the release lacks, 2 passed",
+        False,
+    )
+    assert "✓ 1 need an API the release lacks, 2 passed" in (build / "report.md").read_text()
+
+
 def test_unexpected_xpass_is_highlighted_and_listed(tmp_path: Path, patches: Path):
     junit(
         tmp_path / "build",
