@@ -12,7 +12,7 @@ WORDS = {
     "failed": "failed",
     "xpass": "unexpectedly passed",
     "bug": "bug shown",
-    "absent": "need an API the release lacks",
+    "absent": "API absent",
     "passed": "passed",
     "skipped": "skipped",
 }
