@@ -273,7 +273,7 @@ def scan(session: nox.Session) -> None:
 
 @kit_session()
 def timing(session: nox.Session) -> None:
-    """How long a slice of the matrix takes, per cell and whole (docs/matrix-time.md)."""
+    """How long a slice takes (docs/matrix-time.md); its nox arguments after a second `--`."""
     args = parse(
         session,
         ("--streams", {"type": int, "default": 1}),
@@ -283,8 +283,8 @@ def timing(session: nox.Session) -> None:
     )
     if args.check:
         return docs.check("matrix-time", matrix_timing.render, "timing")
-    slice_ = args.nox_args or ["-s", "compat", "-p", releases.CI_PYTHON]
-    run = matrix_timing.measure(slice_, args.streams)
+    slice_ = args.nox_args[1:] if args.nox_args[:1] == ["--"] else args.nox_args
+    run = matrix_timing.measure(slice_ or ["-s", "compat", "-p", releases.CI_PYTHON], args.streams)
     session.log(matrix_timing.summary(run))
     if args.publish:
         data = docs.load("matrix-time") or {"runs": {}}

@@ -104,6 +104,8 @@ def render(data: dict) -> str:
     versions = sorted(results, key=version_key)
     points = sorted({p for r in results.values() for p in r["points"]})
     out = [
+        "# Scan of every release",
+        "",
         f"Python {python}, unpatched, no expectations (`COMPAT_NO_EXPECTATIONS=1`), "
         f"dependencies as of each release's upload: {len(versions)} releases"
         + (f", {versions[0]} to {versions[-1]}" if versions else "")

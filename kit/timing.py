@@ -25,7 +25,7 @@ def _streams(nox_args: list[str], streams: int) -> list[list[str]]:
     ).stdout  # fmt: skip
     counts: dict[str, int] = {}
     for entry in json.loads(listing):
-        if entry["selected"] and entry["python"]:
+        if entry.get("selected", True) and entry["python"]:  # `-l` lists what `-s` selects
             counts[entry["python"]] = counts.get(entry["python"], 0) + 1
     groups: list[list[str]] = [[] for _ in range(streams)]
     for python in sorted(counts, key=lambda p: -counts[p]):  # largest first, to the lightest
@@ -90,7 +90,7 @@ def render(data: dict) -> str:
     out = [
         "# How long the matrix takes",
         "",
-        "Written by `nox -s timing -- --publish <label> [--streams 2] [nox arguments]` "
+        "Written by `nox -s timing -- --publish <label> [--streams 2] [-- nox arguments]` "
         "(`-- --check` checks this page against docs/data/matrix-time.json). Per cell: set-up "
         "(environment, wheel, requirements; nothing when reused) and pytest (the process: "
         "interpreter start-up, importing the SDK, the tests); wall time is the whole slice as a "

@@ -148,8 +148,9 @@ def render(data: dict) -> str:
         "",
         "Failures counted unpatched are the release's own: tests that need what an sdist does not "
         "ship or this machine lacks (`.github/scripts`, a git checkout, `integration_tests`, "
-        "`rclone`). A series is judged only on what it adds, test by test; a test that fails only "
-        "with the series is run again on its own, and counts as added only if it fails again.",
+        "`rclone`, up to 0.2 an `OPENAI_API_KEY`). A series is judged only on what it adds, test "
+        "by test; a test that fails only with the series is run again on its own, and counts as "
+        "added only if it fails again.",
         "",
     ]
     return "\n".join(out)
