@@ -2,7 +2,8 @@
 the same state as before release, rooted at the run's starting agent; once that agent is gone,
 `to_state()` raises AgentsException rather than root the state at another agent (here the
 handoff target, which the caller still holds). Before v0.14.0 a state is rooted at the last agent,
-which is still alive, so there `to_state()` must keep giving the same state."""
+which is still alive, so there the same state would do; but its `to_json()` fails on the released
+handoff item (the cause `to-state-rooted-at-last-agent` in expectations.toml)."""
 
 import weakref
 
