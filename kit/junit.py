@@ -57,33 +57,22 @@ def read(path: Path) -> tuple[str, list[Case]]:
     return (suite.get("name", "") if suite is not None else ""), cases
 
 
-def failures(path: Path) -> set[str]:
-    """Ids (`classname::name`) of the failed and errored tests: how upstream's suites compare."""
-    root = ET.parse(path).getroot()
+def _outcome(case: ET.Element) -> str:
+    """passed, failed (errors count as failed) or skipped: how upstream's suites are counted."""
+    if case.find("failure") is not None or case.find("error") is not None:
+        return "failed"
+    return "skipped" if case.find("skipped") is not None else "passed"
+
+
+def ids(path: Path, outcome: str) -> set[str]:
+    """Ids (`classname::name`) of the tests with that outcome: how upstream's suites compare."""
     return {
         f"{case.get('classname')}::{case.get('name')}"
-        for case in root.iter("testcase")
-        if case.find("failure") is not None or case.find("error") is not None
+        for case in ET.parse(path).getroot().iter("testcase")
+        if _outcome(case) == outcome
     }
 
 
-def passed(path: Path) -> list[ET.Element]:
-    """The test cases of a JUnit file that passed."""
-    return [
-        case
-        for case in ET.parse(path).getroot().iter("testcase")
-        if not any(case.find(tag) is not None for tag in ("failure", "error", "skipped"))
-    ]
-
-
 def counts(path: Path) -> Counter:
-    """passed / failed / skipped of a whole file (errors count as failed)."""
-    outcomes: Counter = Counter()
-    for case in ET.parse(path).getroot().iter("testcase"):
-        if case.find("failure") is not None or case.find("error") is not None:
-            outcomes["failed"] += 1
-        elif case.find("skipped") is not None:
-            outcomes["skipped"] += 1
-        else:
-            outcomes["passed"] += 1
-    return outcomes
+    """passed / failed / skipped of a whole file."""
+    return Counter(_outcome(case) for case in ET.parse(path).getroot().iter("testcase"))

@@ -46,7 +46,7 @@ def checks(tree: Path, label: str) -> dict:
     mypy = _run(tree, *mypy_command(tree))
     return {
         "counts": dict(junit.counts(report)),
-        "tests": sorted(junit.failures(report)),
+        "tests": sorted(junit.ids(report, "failed")),
         "ruff": sorted(line for line in ruff.splitlines() if ": " in line),
         "mypy": sorted(line for line in mypy.splitlines() if ": error:" in line),
     }
@@ -78,7 +78,7 @@ def fail_again(tree: Path, test_ids: list[str]) -> list[str]:
     )
     if not report.exists():
         return test_ids
-    passed = {f"{c.get('classname')}::{c.get('name')}" for c in junit.passed(report)}
+    passed = junit.ids(report, "passed")
     return [test_id for test_id in test_ids if test_id not in passed]
 
 
