@@ -33,9 +33,29 @@ def _streams(nox_args: list[str], streams: int) -> list[list[str]]:
     return [[*nox_args, "-p", *group] for group in groups if group]
 
 
+def probe() -> float:
+    """Seconds for a fixed pure-Python loop, best of three: how fast the machine is right now.
+    A shared host's speed drifts by up to 2x within minutes, so each run records it before
+    and after, and only runs at similar probe times compare."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        sum(i * i for i in range(5_000_000))
+        best = min(best, time.perf_counter() - started)
+    return round(best, 2)
+
+
+def _commit() -> str:
+    git = ["git", "-C", str(ROOT)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
 def measure(nox_args: list[str], streams: int = 1) -> dict:
     """Run the slice (in `streams` parallel nox calls) and collect what its cells recorded."""
     calls = _streams(nox_args, streams)
+    before = probe()
     started, wall_clock = time.monotonic(), time.time()
     procs = [
         subprocess.Popen([sys.executable, "-m", "nox", *call], cwd=ROOT, stdout=subprocess.DEVNULL)
@@ -43,6 +63,7 @@ def measure(nox_args: list[str], streams: int = 1) -> dict:
     ]
     codes = [proc.wait() for proc in procs]
     wall = time.monotonic() - started
+    after = probe()
     cells = []
     for path in sorted(COMPAT.glob("cell-*.json")):
         if path.stat().st_mtime >= wall_clock:
@@ -53,6 +74,8 @@ def measure(nox_args: list[str], streams: int = 1) -> dict:
     return {
         "date": datetime.date.today().isoformat(),
         "machine": f"{os.cpu_count()} cores, Python {platform.python_version()} runs nox",
+        "commit": _commit(),
+        "probe_seconds": [before, after],
         "calls": [" ".join(["nox", *call]) for call in calls],
         "exit_codes": codes,
         "wall_seconds": round(wall, 1),
@@ -81,8 +104,14 @@ def summary(run: dict) -> str:
         f"{t['cells']} cells ({t['built']} environments built, {t['not_run']} did not run) in "
         f"{t['wall'] / 60:.1f} min wall with {len(run['calls'])} stream(s); a cell took "
         f"{t['per_cell']:.1f} s of its stream: set-up {t['setup']:.2f} s, pytest (start-up and "
-        f"tests) {t['tests']:.2f} s, nox and the rest {rest:.2f} s"
+        f"tests) {t['tests']:.2f} s, nox and the rest {rest:.2f} s; speed probe "
+        f"{_probe(run)} before/after"
     )
+
+
+def _probe(run: dict) -> str:
+    probes = run.get("probe_seconds")
+    return "/".join(f"{p:.2f}" for p in probes) + " s" if probes else "not measured"
 
 
 def render(data: dict) -> str:
@@ -94,18 +123,21 @@ def render(data: dict) -> str:
         "(`-- --check` checks this page against docs/data/matrix-time.json). Per cell: set-up "
         "(environment, wheel, requirements; nothing when reused) and pytest (the process: "
         "interpreter start-up, importing the SDK, the tests); wall time is the whole slice as a "
-        "user waits for it, and a cell's share of its stream includes nox itself.",
+        "user waits for it, and a cell's share of its stream includes nox itself. The probe is "
+        "the seconds a fixed pure-Python loop takes before/after the run (best of three): this "
+        "shared host's speed drifts by up to 2x within minutes, so compare runs at similar "
+        "probes.",
         "",
-        "| run | date | calls | cells (environments built) | wall | a cell, of its stream | "
-        "set-up | pytest |",
-        "|---|---|---|---|---|---|---|---|",
+        "| run | date, commit | calls | cells (environments built) | wall | a cell, of its "
+        "stream | set-up | pytest | probe |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for label, run in data["runs"].items():
         t = _totals(run)
         calls = "<br>".join(f"`{c}`" for c in run["calls"])
         out.append(
-            f"| {label} | {run['date']} | {calls} | {t['cells']} ({t['built']}) | "
-            f"{t['wall'] / 60:.1f} min | {t['per_cell']:.1f} s | {t['setup']:.2f} s | "
-            f"{t['tests']:.2f} s |"
+            f"| {label} | {run['date']}, {run.get('commit', '-')} | {calls} | "
+            f"{t['cells']} ({t['built']}) | {t['wall'] / 60:.1f} min | {t['per_cell']:.1f} s | "
+            f"{t['setup']:.2f} s | {t['tests']:.2f} s | {_probe(run)} |"
         )
     return "\n".join(out) + "\n"
