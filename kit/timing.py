@@ -48,7 +48,9 @@ def probe() -> float:
 def _commit() -> str:
     git = ["git", "-C", str(ROOT)]
     head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
+    # Changes outside docs/ (which the sessions themselves write) mark the commit as edited.
+    dirty = subprocess.run([*git, "status", "--porcelain", "--", ".", ":!docs"],
+                           capture_output=True, text=True)  # fmt: skip
     return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
