@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers import junit
 
 from kit import releases, render
@@ -28,46 +29,36 @@ def cell(data: dict, key: str) -> dict:
     return next(c for r in data["releases"] for c in r["cells"] if c["key"] == key)
 
 
-def test_passed_cell(tmp_path: Path, patches: Path):
-    junit(tmp_path / "build", "0.6.9-unpatched-py3.11", PASSING)
-    data, build = run(tmp_path, patches)
-    got = cell(data, "0.6.9-unpatched-py3.11")
-    assert (got["status"], got["label"], got["unexpected"]) == ("passed", "2 passed", False)
-    assert "| 0.6.9 | ✓ 2 passed | — |" in (build / "report.md").read_text()
-
-
-def test_expected_failures_are_shown_as_bug_shown(tmp_path: Path, patches: Path):
-    junit(
-        tmp_path / "build",
-        "0.5.1-unpatched-py3.11",
-        {**PASSING, "release_then_gc::test_frees": "bug"},
-    )
-    data, build = run(tmp_path, patches)
-    got = cell(data, "0.5.1-unpatched-py3.11")
-    assert (got["status"], got["label"], got["unexpected"]) == (
-        "bug-shown",
-        "1 bug shown, 1 passed",
-        False,
-    )
-    assert "◆ 1 bug shown, 1 passed" in (build / "report.md").read_text()
-
-
-def test_a_patched_cell_whose_only_expected_failures_are_absent_apis_passed(
-    tmp_path: Path, patches: Path
+@pytest.mark.parametrize(
+    ("key", "outcomes", "status", "label", "markdown"),
+    [
+        ("0.6.9-unpatched-py3.11", {}, "passed", "2 passed", "| 0.6.9 | ✓ 2 passed | — |"),
+        (
+            "0.5.1-unpatched-py3.11",
+            {"release_then_gc::test_frees": "bug"},
+            "bug-shown",
+            "1 bug shown, 1 passed",
+            "◆ 1 bug shown, 1 passed",
+        ),
+        # A patched cell whose only expected failures are absent APIs passed.
+        (
+            "0.5.1-patched-py3.11",
+            {"resumed_runs::test_resume": "absent"},
+            "passed",
+            "1 API absent, 2 passed",
+            "✓ 1 API absent, 2 passed",
+        ),
+    ],
+    ids=["passed", "bug-shown", "api-absent"],
+)
+def test_a_cell_as_expected_reads_as_its_outcome(
+    tmp_path: Path, patches: Path, key, outcomes, status, label, markdown
 ):
-    junit(
-        tmp_path / "build",
-        "0.5.1-patched-py3.11",
-        {**PASSING, "resumed_runs::test_resume": "absent"},
-    )
+    junit(tmp_path / "build", key, {**PASSING, **outcomes})
     data, build = run(tmp_path, patches)
-    got = cell(data, "0.5.1-patched-py3.11")
-    assert (got["status"], got["label"], got["unexpected"]) == (
-        "passed",
-        "1 API absent, 2 passed",
-        False,
-    )
-    assert "✓ 1 API absent, 2 passed" in (build / "report.md").read_text()
+    got = cell(data, key)
+    assert (got["status"], got["label"], got["unexpected"]) == (status, label, False)
+    assert markdown in (build / "report.md").read_text()
 
 
 def test_unexpected_xpass_is_highlighted_and_listed(tmp_path: Path, patches: Path):
