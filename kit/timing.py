@@ -13,6 +13,7 @@ import time
 
 from . import ROOT, version_key
 from .report import COMPAT
+from .series import git
 
 
 def _streams(nox_args: list[str], streams: int) -> list[list[str]]:
@@ -46,12 +47,13 @@ def probe() -> float:
 
 
 def _commit() -> str:
-    git = ["git", "-C", str(ROOT)]
-    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    # Changes outside docs/ (which the sessions themselves write) mark the commit as edited.
-    dirty = subprocess.run([*git, "status", "--porcelain", "--", ".", ":!docs"],
-                           capture_output=True, text=True)  # fmt: skip
-    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+    """HEAD, with "+changes" if anything outside docs/ (which the sessions write) is edited."""
+    try:
+        head = git(ROOT, "rev-parse", "--short", "HEAD").strip()
+        dirty = git(ROOT, "status", "--porcelain", "--", ".", ":!docs").strip()
+    except subprocess.CalledProcessError:  # not a git checkout
+        return ""
+    return head + ("+changes" if dirty else "")
 
 
 def measure(nox_args: list[str], streams: int = 1) -> dict:
