@@ -6,10 +6,14 @@ keeps no reference to what the runner passes it (tools and handoffs hold agents)
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
+import sys
 import weakref
+from collections import deque
 from collections.abc import AsyncIterator
+from types import ModuleType
 from typing import Any
 
 from agents import Agent, function_tool, handoff
@@ -155,3 +159,69 @@ def same_name_handoff_agents() -> tuple[Agent[Any], Agent[Any]]:
         handoffs=[handoff(decoy), handoff(target, tool_name_override="transfer_to_target")],
     )
     return source, target
+
+
+
+
+async def run(agent: Agent[Any], how: str, input: Any = "Go", **kwargs: Any) -> Any:
+    """`Runner.run`, or `Runner.run_streamed` with its events drained: `how` is "run" or
+    "run_streamed"."""
+    from agents import Runner
+
+    if how == "run":
+        return await Runner.run(agent, input, **kwargs)
+    result = Runner.run_streamed(agent, input, **kwargs)
+    async for _event in result.stream_events():
+        pass
+    return result
+
+def agent_paths(root: Any, name: str = "result") -> list[str]:
+    """The paths by which an `Agent` is strongly reachable from `root`, e.g.
+    `result.output_guardrail_results[0].agent`.
+
+    A breadth-first walk of `gc.get_referents`, so weak references are not followed. It does not
+    go into modules, classes, module globals or event loops (from a task, the loop reaches every
+    other task, the test's own among them), and it stops at each agent it finds.
+    """
+    stop = {id(m.__dict__) for m in list(sys.modules.values()) if isinstance(m, ModuleType)}
+    seen = {id(root)}
+    instance_dicts: set[int] = set()
+    queue = deque([(root, name)])
+    found = []
+    while queue:
+        parent, path = queue.popleft()
+        for child in gc.get_referents(parent):
+            if id(child) in seen or id(child) in stop:
+                continue
+            seen.add(id(child))
+            if isinstance(child, (type, ModuleType, asyncio.AbstractEventLoop)):
+                continue
+            if child is getattr(parent, "__dict__", None):
+                instance_dicts.add(id(child))
+                queue.append((child, path))
+                continue
+            child_path = path + _step(parent, child, id(parent) in instance_dicts)
+            if isinstance(child, Agent):
+                found.append(f"{child_path} (Agent {child.name!r})")
+            else:
+                queue.append((child, child_path))
+    return found
+
+
+def _step(parent: Any, child: Any, attributes: bool) -> str:
+    """How `child` is reached from `parent`, for a path a reader can follow."""
+    if isinstance(parent, dict):
+        key = next((k for k, v in parent.items() if v is child), "<key>")
+        return f".{key}" if attributes else f"[{key!r}]"
+    if isinstance(parent, (list, tuple, deque)):
+        index = next((i for i, v in enumerate(parent) if v is child), "?")
+        return f"[{index}]"
+    names = [*getattr(parent, "__dict__", {}), *getattr(type(parent), "__slots__", ())]
+    names += ["cell_contents", "__closure__", "__defaults__", "__self__", "__func__", "cr_frame"]
+    for attr in names:
+        try:
+            if getattr(parent, attr) is child:
+                return f".{attr}"
+        except Exception:  # a property that raises, an empty cell
+            continue
+    return f"->{type(child).__name__}"

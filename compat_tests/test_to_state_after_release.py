@@ -8,25 +8,15 @@ handoff item (the cause `to-state-rooted-at-last-agent` in expectations.toml).""
 import weakref
 
 import pytest
-from agents import Runner
 from agents.exceptions import AgentsException
-from support import collected, same_name_handoff_agents
-
-
-async def run(agent, how):
-    if how == "run":
-        return await Runner.run(agent, "Route me")
-    result = Runner.run_streamed(agent, "Route me")
-    async for _event in result.stream_events():
-        pass
-    return result
+from support import collected, run, same_name_handoff_agents
 
 
 @pytest.mark.parametrize("how", ["run", "run_streamed"])
 async def test_to_state_keeps_its_root_after_release_or_raises(how):
     source, target = same_name_handoff_agents()
     ref = weakref.ref(source)
-    result = await run(source, how)
+    result = await run(source, how, "Route me")
     assert result.last_agent is target
     before = result.to_state().to_json()
     result.release_agents()

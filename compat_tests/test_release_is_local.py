@@ -1,0 +1,49 @@
+"""Point 17: release_agents() changes only the result it is called on. A copy of the result
+(`copy.copy`, `dataclasses.replace`) and the caller's RunState of a resumed run read as they did
+before: the releasing result weakens its own copy of what it shares, never the shared object.
+Items are the exception, as upstream: `release_new_items=True` releases the items in place."""
+
+import copy
+import dataclasses
+
+import pytest
+from support import approval_agent, run, same_name_handoff_agents
+
+HOW = ["run", "run_streamed"]
+TWIN = {"copy": copy.copy, "replace": dataclasses.replace}
+
+
+@pytest.mark.parametrize("twin", list(TWIN))
+@pytest.mark.parametrize("how", HOW)
+async def test_releasing_a_twin_leaves_the_original_result(how, twin):
+    source, target = same_name_handoff_agents()
+    result = await run(source, how, "Route me")
+    TWIN[twin](result).release_agents()
+    assert result.last_agent is target
+    assert [item.agent for item in result.new_items] != [None] * len(result.new_items)
+
+
+@pytest.mark.parametrize("twin", list(TWIN))
+@pytest.mark.parametrize("how", HOW)
+async def test_releasing_a_twin_leaves_the_originals_state(how, twin):
+    source, target = same_name_handoff_agents()
+    result = await run(source, how, "Route me")
+    before = result.to_state().to_json()
+    TWIN[twin](result).release_agents()
+    assert result.to_state().to_json() == before
+
+
+@pytest.mark.parametrize("twin", list(TWIN))
+@pytest.mark.parametrize("how", HOW)
+async def test_releasing_a_twin_of_a_resumed_result_leaves_the_callers_state(how, twin):
+    agent = approval_agent()
+    interrupted = await run(agent, "run", "Delete a.txt")
+    state = interrupted.to_state()
+    state.approve(interrupted.interruptions[0])
+    result = await run(agent, how, state)
+    serialised = state.to_json()
+    TWIN[twin](result).release_agents()
+    assert state.to_json() == serialised
+    TWIN[twin](result).release_agents()
+    result.release_agents()
+    assert state.to_json() == serialised
