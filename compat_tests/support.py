@@ -181,7 +181,8 @@ def agent_paths(root: Any, name: str = "result") -> list[str]:
 
     A breadth-first walk of `gc.get_referents`, so weak references are not followed. It does not
     go into modules, classes, module globals or event loops (from a task, the loop reaches every
-    other task, the test's own among them), and it stops at each agent it finds.
+    other task, the test's own among them); it names every reference to an agent and does not go
+    on into the agent.
     """
     stop = {id(m.__dict__) for m in list(sys.modules.values()) if isinstance(m, ModuleType)}
     seen = {id(root)}
@@ -191,6 +192,10 @@ def agent_paths(root: Any, name: str = "result") -> list[str]:
     while queue:
         parent, path = queue.popleft()
         for child in gc.get_referents(parent):
+            if isinstance(child, Agent):  # every reference to it, not only the first found
+                step = _step(parent, child, id(parent) in instance_dicts)
+                found.append(f"{path}{step} (Agent {child.name!r})")
+                continue
             if id(child) in seen or id(child) in stop:
                 continue
             seen.add(id(child))
@@ -199,13 +204,9 @@ def agent_paths(root: Any, name: str = "result") -> list[str]:
             if child is getattr(parent, "__dict__", None):
                 instance_dicts.add(id(child))
                 queue.append((child, path))
-                continue
-            child_path = path + _step(parent, child, id(parent) in instance_dicts)
-            if isinstance(child, Agent):
-                found.append(f"{child_path} (Agent {child.name!r})")
             else:
-                queue.append((child, child_path))
-    return found
+                queue.append((child, path + _step(parent, child, id(parent) in instance_dicts)))
+    return list(dict.fromkeys(found))
 
 
 def _step(parent: Any, child: Any, attributes: bool) -> str:

@@ -75,9 +75,9 @@ def tool_guardrails() -> tuple[Agent[Any], dict[str, Any]]:
         """Return the capital of a country."""
         return "Paris"
 
-    tool = function_tool(
-        lookup_city, tool_input_guardrails=[check_input], tool_output_guardrails=[check_output]
-    )
+    tool = function_tool(lookup_city)  # the decorator takes guardrails from v0.6.5 on
+    tool.tool_input_guardrails = [check_input]
+    tool.tool_output_guardrails = [check_output]
     agent = tool_agent()
     agent.tools = [tool]
     return agent, {}
