@@ -161,8 +161,6 @@ def same_name_handoff_agents() -> tuple[Agent[Any], Agent[Any]]:
     return source, target
 
 
-
-
 async def run(agent: Agent[Any], how: str, input: Any = "Go", **kwargs: Any) -> Any:
     """`Runner.run`, or `Runner.run_streamed` with its events drained: `how` is "run" or
     "run_streamed"."""
@@ -174,6 +172,7 @@ async def run(agent: Agent[Any], how: str, input: Any = "Go", **kwargs: Any) -> 
     async for _event in result.stream_events():
         pass
     return result
+
 
 def agent_paths(root: Any, name: str = "result") -> list[str]:
     """The paths by which an `Agent` is strongly reachable from `root`, e.g.

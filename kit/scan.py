@@ -38,6 +38,37 @@ def releases_on_pypi(files: list[dict]) -> list[dict]:
 
 
 CANARY = "alive_until_release"  # point 1: what every release does unless the suite cannot drive it
+WALK = "nothing_reachable"  # point 16: its failures name each path from a released result
+PATH = re.compile(r"^\s*(result\S*) \(Agent ", re.M)
+SCENARIO = re.compile(r"\[(?:(\w+?)-)?(run|run_streamed)\]$")
+
+
+def reaches(cases: list) -> dict[str, list[str]]:
+    """Point 16's findings: each path by which a released result still reaches an agent, with
+    the scenarios that showed it (`feature-run`, `feature-run_streamed`)."""
+    found: dict[str, set[str]] = {}
+    for case in cases:
+        match = SCENARIO.search(case.name)
+        if case.point == WALK and case.outcome == "failed" and match:
+            scenario = f"{match[1] or 'resumed_run'}-{match[2]}"
+            for path in PATH.findall(case.message):
+                found.setdefault(path, set()).add(scenario)
+    return {path: sorted(scenarios) for path, scenarios in sorted(found.items())}
+
+
+def _scenarios(shown: list[str], ran: set[str]) -> str:
+    """`every scenario`, `every streamed one`, `every run` (not streamed), or the features."""
+    every = (("", "every scenario"), ("-run_streamed", "every streamed one"), ("-run", "every run"))
+    for how, words in every:
+        wanted = {s for s in ran if s.endswith(how)}
+        if wanted and wanted <= set(shown):
+            rest = sorted(set(shown) - wanted)
+            return ", ".join([words, *rest])
+    features: dict[str, list[str]] = {}
+    for scenario in shown:
+        feature, how = scenario.rsplit("-", 1)
+        features.setdefault(feature, []).append("streamed" if how == "run_streamed" else how)
+    return ", ".join(f if len(hows) == 2 else f"{f} ({hows[0]})" for f, hows in features.items())
 
 
 def result(release: dict, junit: Path | None, note: str = "") -> dict:
@@ -63,6 +94,8 @@ def result(release: dict, junit: Path | None, note: str = "") -> dict:
         "uploaded": release["uploaded"],
         "points": {} if note else points,
         "failed": [c.id for c in cases if c.outcome in ("failed", "xpass")],
+        "reaches": {} if note else reaches(cases),
+        "ran": [c.name for c in cases if c.point == WALK and c.outcome != "skipped"],
         "note": note,
         "why": why.most_common(1)[0][0] if note and why else "",
     }
@@ -134,6 +167,7 @@ def render(data: dict) -> str:
     ]
     if cannot:
         out += ["", "n/a (suite cannot run): " + "; ".join(cannot) + "."]
+    out += _reach_table(versions, results)
     out += [
         "",
         "<details><summary>Every release (✓ holds, ✗ breaks, – did not collect)</summary>",
@@ -150,6 +184,36 @@ def render(data: dict) -> str:
     out += [f"| {_span(a, b)} | " + " | ".join(row) + " |" for a, b, row in _groups(versions, rows)]
     out += ["", "</details>"]
     return "\n".join(out)
+
+
+def _reach_table(versions: list[str], results: dict) -> list[str]:
+    """What a released result still reaches (point 16), per run of releases that agree."""
+    scanned = [v for v in versions if "reaches" in results[v] and not results[v]["note"]]
+
+    def cell(version: str) -> str:
+        entry = results[version]
+        if entry["points"].get(WALK) == "n/a":
+            return "point 16 did not run"
+        ran = {f"{m[1] or 'resumed_run'}-{m[2]}" for m in map(SCENARIO.search, entry["ran"]) if m}
+        paths = [f"`{p}`: {_scenarios(s, ran)}" for p, s in entry["reaches"].items()]
+        if not paths and entry["points"].get(WALK) == "breaks":
+            return "no `release_agents()`"
+        return "<br>".join(paths) or "nothing"
+
+    if not scanned:
+        return []
+    out = [
+        "",
+        "## What a released result still reaches (point 16)",
+        "",
+        "The paths from a result to an agent that a walk of its strong references finds after "
+        "`release_agents()`, and the scenarios (an SDK feature, run or streamed) that show them.",
+        "",
+        "| releases | paths |",
+        "|---|---|",
+    ]
+    rows = _groups(scanned, [cell(v) for v in scanned])
+    return out + [f"| {_span(a, b)} | {text} |" for a, b, text in rows]
 
 
 def run(release: dict, junit: Path) -> dict:

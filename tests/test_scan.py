@@ -59,6 +59,8 @@ def test_scan_render_names_first_hold_and_every_break(tmp_path: Path):
         "failed": [],
         "note": "suite cannot run",
         "why": "",
+        "reaches": {},
+        "ran": [],
     }
     assert results["0.0.2"]["note"] == "suite cannot run"  # no test passes: not the contract
     assert results["0.0.2"]["why"] == "AssertionError: agent alive"
@@ -76,3 +78,38 @@ def test_scan_render_names_first_hold_and_every_break(tmp_path: Path):
     )
     assert "| 0.0.2 – 0.0.5 | n/a (suite cannot run) |  |" in table
     assert "| 0.7.0 – 0.7.1 | ✓ | ✗ |" in table
+
+
+def test_scan_names_the_paths_point_16_finds_and_where(tmp_path: Path):
+    def walk(cell: str, failures: dict[str, list[str]], passes: list[str]) -> Path:
+        path = junit(tmp_path, cell, {f"nothing_reachable::{n}": "passed" for n in passes})
+        cases = "".join(
+            f'<testcase classname="test_nothing_reachable" name="{name}" '
+            f'file="test_nothing_reachable.py"><failure message="AssertionError: still reachable'
+            " after release_agents():&#10;"
+            + "&#10;".join(f"  {p} (Agent 'a')" for p in paths)
+            + '">x</failure></testcase>'
+            for name, paths in failures.items()
+        )
+        path.write_text(path.read_text().replace("</testsuite>", cases + "</testsuite>"))
+        return path
+
+    test = "test_release_leaves_no_agent_reachable"
+    guard = "result.output_guardrail_results[0].agent"
+    state = "result._state._current_agent"
+    rel = {"uploaded": "2025-01-01T00:00:00Z"}
+    older = scan.result(rel, walk("0.7.0", {f"{test}[output_guardrail-run]": [guard]}, [
+        f"{test}[output_guardrail-run_streamed]", f"{test}[handoff-run]",
+        f"{test}[handoff-run_streamed]"]))  # fmt: skip
+    newer = scan.result(rel, walk("0.8.0", {
+        f"{test}[output_guardrail-run]": [guard],
+        f"{test}[output_guardrail-run_streamed]": [state, guard],
+        f"{test}[handoff-run_streamed]": [state],
+    }, [f"{test}[handoff-run]"]))  # fmt: skip
+    assert newer["reaches"] == {
+        state: ["handoff-run_streamed", "output_guardrail-run_streamed"],
+        guard: ["output_guardrail-run", "output_guardrail-run_streamed"],
+    }
+    page = scan.render({"python": "3.11", "releases": {"0.7.0": older, "0.8.0": newer}})
+    assert f"| 0.7.0 | `{guard}`: output_guardrail (run) |" in page
+    assert f"| 0.8.0 | `{state}`: every streamed one<br>`{guard}`: output_guardrail |" in page
