@@ -12,6 +12,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from . import PATCHES, ROOT, MatrixError, version_key
+from .safe import write_atomically
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -78,7 +79,7 @@ def dump(rows: dict[str, Release], fix: Release) -> str:
 
 
 def save(rows: dict[str, Release], path: Path = RELEASES_FILE) -> None:
-    path.write_text(dump(rows, UPSTREAM_FIX))
+    write_atomically(path, dump(rows, UPSTREAM_FIX).encode())
     RELEASES.clear()
     RELEASES.update(_load(path)[0])
 
