@@ -14,6 +14,7 @@ import functools
 import glob
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -46,6 +47,10 @@ os.environ["PATH"] = os.pathsep.join(
     [*sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin"))), os.environ["PATH"]]
 )
 os.environ["UV_PYTHON_DOWNLOADS"] = "never"
+
+# `kill` stops a session as Ctrl-C does: nox stops its command, and the kit removes its
+# temporaries and kills the git and uv it started (kit.safe.run).
+signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
 def kit_session(**kwargs):
