@@ -26,6 +26,7 @@ def write_atomically(target: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
+        os.chmod(partial, 0o644)  # mkstemp's 0600 would hide dist/ from a web server
         os.replace(partial, target)
     finally:
         with contextlib.suppress(FileNotFoundError):
