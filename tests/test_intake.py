@@ -88,7 +88,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_a_tree_interrupted_during_git_am_leaves_nothing_and_is_made_again(tmp_path, sig):
     kit = kit_copy(tmp_path)
     slow = tmp_path / "slow"
