@@ -117,19 +117,26 @@ def _unfinished(version: str, tree: Path, force: bool) -> str | None:
     return None
 
 
-def _unsaved(version: str, new: Path) -> bool:
-    """Whether patches/<version>/ holds edits that writing `new` there would lose: neither
-    committed in the kit's git, nor the series releases.toml records, nor `new` itself."""
+def _unsaved(version: str, new: Path) -> list[str]:
+    """The patches in patches/<version>/ with edits that writing `new` there would lose: edits
+    neither committed in the kit's git, nor the series releases.toml records, nor `new` itself."""
     current = PATCHES / version
-    if not list(current.glob("*.patch")):
-        return False
+    files = sorted(current.glob("*.patch"))
+    if not files or series_hash(version) in (
+        release(version).series_sha256,
+        series_hash(version, new.parent),
+    ):
+        return []
     try:
         if not git(ROOT, "status", "--porcelain", "--", str(current)).strip():
-            return False
+            return []
     except subprocess.CalledProcessError:
         pass  # not a git checkout: nothing is committed
-    digest = series_hash(version)
-    return digest not in (release(version).series_sha256, series_hash(version, new.parent))
+    return [
+        p.name
+        for p in files
+        if not (new / p.name).is_file() or (new / p.name).read_bytes() != p.read_bytes()
+    ]
 
 
 def export(version: str, tree: Path, force: bool = False) -> tuple[list[Path], Release]:
@@ -147,10 +154,11 @@ def export(version: str, tree: Path, force: bool = False) -> tuple[list[Path], R
         for kept in ("PULL_REQUEST.md", "README.md"):  # the README is regenerated below
             if (dest / kept).exists():
                 (tmp / version / kept).write_bytes((dest / kept).read_bytes())
-        if _unsaved(version, tmp / version):
+        unsaved = _unsaved(version, tmp / version)
+        if unsaved:
             raise MatrixError(
-                f"patches/{version}/ has edits that are neither committed nor exported, which "
-                "exporting would overwrite: commit them or move them away"
+                f"patches/{version}/{unsaved[0]} has edits that are neither committed nor "
+                "exported, which exporting would overwrite: commit them or move them away"
             )
         safe.replace_dir(tmp / version, dest, BUILD / f".old-patches-{version}")
     finally:
