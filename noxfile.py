@@ -14,6 +14,7 @@ import functools
 import glob
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -46,6 +47,10 @@ os.environ["PATH"] = os.pathsep.join(
     [*sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin"))), os.environ["PATH"]]
 )
 os.environ["UV_PYTHON_DOWNLOADS"] = "never"
+
+# `kill` stops a session as Ctrl-C does: nox stops its command, and the kit removes its
+# temporaries and kills the git and uv it started (kit.safe.run).
+signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
 def kit_session(**kwargs):
@@ -83,6 +88,7 @@ VERSION = ("version", {})
 NEIGHBOUR = ("--from", {"dest": "neighbour", "metavar": "version"})
 CHECK = ("--check", {"action": "store_true"})
 FLAG = {"action": "store_true"}
+FORCE = ("--force", FLAG)
 
 
 def _progress(session: nox.Session) -> str:
@@ -201,23 +207,22 @@ def tree(session: nox.Session) -> None:
 @kit_session()
 def export(session: nox.Session) -> None:
     """patches/<version>/ from build/trees/<version>, its README, its build number."""
-    version = releases.release(parse(session, VERSION).version).version
+    args = parse(session, VERSION, FORCE)
+    version = releases.release(args.version).version
     if not (intake.TREES / version).is_dir():
         session.error(f"no tree for {version}; run: nox -s tree -- {version}")
-    written = series.export_series(version, intake.TREES / version, kit.PATCHES / version)
-    rel = releases.record_series(version)
-    intake.write_readme(version)
+    written, rel = intake.export(version, intake.TREES / version, args.force)
     session.log(f"wrote {len(written)} patches to patches/{version}/ (build {rel.build})")
 
 
 @kit_session(name="add-release")
 def add_release(session: nox.Session) -> None:
     """Take in a release: its row, its series from a neighbour's, its Python 3.11 cells."""
-    args = parse(session, ("version", {"help": "or `newest`: PyPI's, if new"}), NEIGHBOUR)
+    args = parse(session, ("version", {"help": "or `newest`: PyPI's, if new"}), NEIGHBOUR, FORCE)
     version = intake.newest_on_pypi() if args.version == "newest" else args.version
     if version is None:
         return session.log(f"PyPI has no release newer than {list(releases.RELEASES)[-1]}")
-    notes, failed = intake.take_in(version, args.neighbour, session.run, session.log)
+    notes, failed = intake.take_in(version, args.neighbour, args.force, session.run, session.log)
     session.log("To review before committing:\n- " + "\n- ".join(notes))
     if failed:
         session.error(f"cells failed: {', '.join(failed)}")
@@ -265,7 +270,7 @@ def latest(session: nox.Session) -> None:
 @kit_session()
 def scan(session: nox.Session) -> None:
     """Every release on PyPI, unpatched, no expectations: where each point holds (docs/scan.md)."""
-    args = parse(session, VERSIONS, ("--force", FLAG), CHECK)
+    args = parse(session, VERSIONS, FORCE, CHECK)
     if args.check:
         return docs.check("scan", release_scan.render, "scan")
     release_scan.update(args.versions, args.force, session.log)

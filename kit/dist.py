@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import html
+import os
 import re
-import shutil
 import tempfile
 from pathlib import Path
 
-from . import ROOT, MatrixError
-from .envs import lock, uv
-from .releases import RELEASES, release, series_hash
+from . import ROOT, MatrixError, safe
+from .envs import environment, lock, uv
+from .releases import CI_PYTHON, RELEASES, pythons, release, series_hash
 from .series import apply_series, make_tree
 
 DIST = ROOT / "dist"
@@ -48,24 +48,45 @@ def set_local_version(tree: Path, version: str) -> str:
     return local_version(version)
 
 
+def check_wheel(version: str, wheel: Path) -> None:
+    """Refuse a wheel that fails the contract suite, patched, run as a cell runs it: in an
+    environment of the release's pinned dependencies with nothing but this wheel of the SDK."""
+    rel = release(version)
+    python = CI_PYTHON if CI_PYTHON in pythons(rel) else pythons(rel)[-1]
+    env = environment(f"build-{version}-py{python}", python, version, "patched", sdk=wheel)
+    proc = safe.run(
+        [env["python"], "-m", "pytest", "compat_tests", "-q", "-x"],
+        cwd=ROOT,
+        env={**os.environ, "COMPAT_VARIANT": "patched"},
+    )
+    if proc.returncode:
+        lines = (proc.stdout + proc.stderr).strip().splitlines()
+        why = [line for line in lines if line.startswith("E ")][-1:] or lines[-1:] or [""]
+        raise MatrixError(
+            f"{wheel.name} fails the contract suite on Python {python} ({why[0].lstrip('E ')}), "
+            "so it is not written to dist/"
+        )
+
+
 def build(version: str, dist: Path = DIST) -> list[Path]:
     """The patched wheel and the constraints file of one release, into `dist`."""
     check_build_number(version)
-    dist.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         tree = make_tree(version, Path(tmp) / "sdk")
         apply_series(version, tree)
         set_local_version(tree, version)
         uv("build", "--quiet", "--wheel", "--out-dir", str(Path(tmp) / "out"), str(tree))
         (wheel,) = (Path(tmp) / "out").glob("*.whl")
+        check_wheel(version, wheel)
         built = dist / wheel.name
-        shutil.copy(wheel, built)
+        safe.write_atomically(built, wheel.read_bytes())
     constraints = dist / f"constraints-{version}.txt"
     pinned = lock(RELEASES[version], requirements=None).read_text()
-    constraints.write_text(
+    safe.write_atomically(
+        constraints,
         f"# openai-agents {version}'s dependencies as PyPI had them when it was released\n"
         f"# ({RELEASES[version].published}); use with {built.name}, see the kit's README.\n"
-        + pinned
+        f"{pinned}".encode(),
     )
     return [built, constraints]
 

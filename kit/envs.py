@@ -1,22 +1,24 @@
 """What a cell runs in, built once and reused: the SDK's wheel per (release, variant, series
 bytes), the pinned requirements per release, and a virtual environment per cell that is kept
-while its stamp is unchanged.
+while its stamp is unchanged and its installed files are whole.
 
-Everything shared between cells is written through a unique temporary name and renamed into
-place, so two `nox` streams (split by Python) can share the cache.
+Each is built by one stream at a time (a lock per entry) in a temporary place and moved into
+place when complete, with its sha256 recorded beside it; an entry whose bytes no longer match
+is built again. So two `nox` streams (split by Python) can share the cache, and an interrupt
+leaves nothing that is trusted later.
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-from . import CACHE, ROOT, MatrixError, sdists
+from . import CACHE, ROOT, MatrixError, safe
 from .releases import Release, any_release, series_hash
 from .series import apply_series, make_tree
 
@@ -27,7 +29,7 @@ REQUIREMENTS = ROOT / "compat_tests" / "requirements.txt"
 
 
 def uv(*args: str) -> str:
-    proc = subprocess.run(["uv", *args], capture_output=True, text=True)
+    proc = safe.run(["uv", *args])
     if proc.returncode:
         raise MatrixError(f"`uv {' '.join(args[:3])} ...` failed:\n{proc.stderr.strip()}")
     return proc.stdout
@@ -39,15 +41,21 @@ def interpreter(python: str) -> str | None:
     return os.path.realpath(found) if found else None
 
 
-def _publish(tmp: Path, final: Path) -> Path:
-    """Move a finished `tmp` directory to `final`, unless another stream got there first."""
+def _read_json(path: Path):
+    """A record the kit wrote, or None when it is missing or unreadable (then it is rebuilt)."""
     try:
-        os.rename(tmp, final)
-    except OSError:
-        if not final.is_dir():
-            raise
-        shutil.rmtree(tmp)
-    return final
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _cached_wheel(entry: Path) -> tuple[Path, list[str]] | None:
+    """The wheel in a cache entry and the series it was built with, if the entry is whole."""
+    wheels = list(entry.glob("*.whl"))
+    applied = _read_json(entry / "series.json")
+    if len(wheels) != 1 or not safe.intact(wheels[0]) or not isinstance(applied, list):
+        return None
+    return wheels[0], applied
 
 
 def wheel(version: str, variant: str) -> tuple[Path, list[str]]:
@@ -55,20 +63,26 @@ def wheel(version: str, variant: str) -> tuple[Path, list[str]]:
     and the series' commits. Built once per (release, variant, series bytes)."""
     key = f"{version}-{variant}" + (f"-{series_hash(version)[:12]}" if variant == "patched" else "")
     final = WHEELS / key
-    if not final.is_dir():
-        WHEELS.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=WHEELS, prefix=f".{key}."))
+    cached = _cached_wheel(final)
+    if cached:
+        return cached
+    with safe.locked(WHEELS, key):
+        cached = _cached_wheel(final)
+        if cached:  # another stream built it meanwhile
+            return cached
+        tmp = safe.scratch(WHEELS, key)
         try:
             tree = make_tree(version, tmp / "tree")
             applied = apply_series(version, tree) if variant == "patched" else []
             uv("build", "--quiet", "--wheel", "--out-dir", str(tmp / "dist"), str(tree))
+            (built,) = (tmp / "dist").glob("*.whl")
+            safe.write_recorded(built, built.read_bytes())
             (tmp / "dist" / "series.json").write_text(json.dumps(applied))
-            shutil.rmtree(tree)
-            _publish(tmp / "dist", final)
+            safe.remove(final)
+            os.rename(tmp / "dist", final)
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    (built,) = final.glob("*.whl")
-    return built, json.loads((final / "series.json").read_text())
+            safe.remove(tmp)
+    return final / built.name, applied
 
 
 def lock(rel: Release, requirements: Path | None = REQUIREMENTS) -> Path:
@@ -80,10 +94,14 @@ def lock(rel: Release, requirements: Path | None = REQUIREMENTS) -> Path:
     digest = hashlib.sha256(inputs.encode()).hexdigest()[:12]
     name = f"{rel.version}-{'cell' if requirements else 'sdk'}-{digest}.txt"
     final = LOCKS / name
-    if not final.exists():
+    if safe.intact(final):
+        return final
+    with safe.locked(LOCKS, name), tempfile.TemporaryDirectory() as tmp:
+        if safe.intact(final):
+            return final
         spec = f"openai-agents=={rel.version}\n" + (f"-r {requirements}\n" if requirements else "")
-        with tempfile.TemporaryDirectory() as tmp:
-            (Path(tmp) / "in.txt").write_text(spec)
+        (Path(tmp) / "in.txt").write_text(spec)
+        try:
             uv(
                 "pip",
                 "compile",
@@ -101,38 +119,77 @@ def lock(rel: Release, requirements: Path | None = REQUIREMENTS) -> Path:
                 f"{tmp}/out.txt",
                 f"{tmp}/in.txt",
             )
-            sdists.write_atomically(final, (Path(tmp) / "out.txt").read_bytes())
+        except MatrixError as exc:
+            if final.exists():
+                raise MatrixError(f"{final} does not match its recorded sha256; {exc}") from None
+            raise
+        safe.write_recorded(final, (Path(tmp) / "out.txt").read_bytes())
     return final
+
+
+def _site_packages(env: Path) -> Path | None:
+    return next(env.glob("lib/python*/site-packages"), None)
+
+
+def _installed(env: Path) -> list[str] | None:
+    """The distributions installed in `env` (their .dist-info names), or None when a file of
+    theirs is missing or has another size than its RECORD says: a check of a few milliseconds
+    that a kept environment is whole."""
+    site = _site_packages(env)
+    if site is None or not (env / "bin" / "python").exists():
+        return None
+    found = sorted(record.parent.name for record in site.glob("*.dist-info/RECORD"))
+    for name in found:
+        with open(site / name / "RECORD", newline="") as rows:
+            for row in csv.reader(rows):
+                try:
+                    if row[2] and os.stat(site / row[0]).st_size != int(row[2]):
+                        return None
+                except (IndexError, ValueError, OSError):
+                    return None
+    return found
 
 
 def environment(
     name: str, python: str, version: str, variant: str, extra: tuple = (), sdk: Path | None = None
 ) -> dict:
     """The virtual environment `.nox/cells/<name>`, reused while its stamp (interpreter, SDK
-    wheel, pinned requirements, `extra` packages) is unchanged; `sdk` replaces the variant's
-    wheel. Nothing is compiled at install: the first run writes the bytecode of what it imports
-    (kit.cells lets it). Returns its python, the series applied, and whether it was reused."""
+    wheel, pinned requirements, `extra` packages, each by hash) is unchanged and the files of
+    what it installed are there; `sdk` replaces the variant's wheel. Nothing is compiled at
+    install: the first run writes the bytecode of what it imports (kit.cells lets it). Returns
+    its python, the series applied, and whether it was reused."""
     found = interpreter(python)
     if found is None:
         raise InterpreterNotFound(f"Python {python} is not available on this machine")
     built, applied = (sdk, []) if sdk else wheel(version, variant)
     pinned = lock(any_release(version))
     env = ENVS / name
-    stamp = {"python": found, "wheel": str(built), "lock": pinned.name, "extra": list(extra)}
+    inputs = {
+        "python": found,
+        "wheel": str(built),
+        "wheel_sha256": safe.sha256(built),
+        "lock": pinned.name,
+        "lock_sha256": safe.sha256(pinned),
+        "extra": list(extra),
+    }
     stamp_file = env / "kit-stamp.json"
-    reused = stamp_file.exists() and json.loads(stamp_file.read_text()) == stamp
     python_bin = str(env / "bin" / "python")
-    if not reused:
-        old = json.loads(stamp_file.read_text()) if stamp_file.exists() else {}
-        if (old.get("python"), old.get("lock")) == (found, pinned.name):
-            stamp_file.unlink()  # only the SDK or the extras changed: keep the rest
-        else:
+    with safe.locked(ENVS, name):
+        old = _read_json(stamp_file)
+        old = old if isinstance(old, dict) and old.get("installed") == _installed(env) else {}
+        reused = old.get("inputs") == inputs
+        if not reused:
             stamp_file.unlink(missing_ok=True)
-            uv("venv", "--quiet", "--clear", "--python", found, str(env))
-            uv("pip", "install", "--quiet", "--no-deps", "--python", python_bin, "-r", str(pinned))
-        uv("pip", "install", "--quiet", "--no-deps", "--reinstall-package", "openai-agents",
-           "--python", python_bin, str(built), *extra)  # fmt: skip
-        stamp_file.write_text(json.dumps(stamp))
+            kept = old.get("inputs", {})
+            if (kept.get("python"), kept.get("lock_sha256")) != (found, inputs["lock_sha256"]):
+                uv("venv", "--quiet", "--clear", "--python", found, str(env))
+                uv("pip", "install", "--quiet", "--no-deps", "--python", python_bin, "-r",
+                   str(pinned))  # fmt: skip
+            # else only the SDK or the extras changed: keep the rest
+            uv("pip", "install", "--quiet", "--no-deps", "--reinstall-package", "openai-agents",
+               "--python", python_bin, str(built), *extra)  # fmt: skip
+            stamp = {"inputs": inputs, "installed": _installed(env)}
+            safe.write_atomically(stamp_file, json.dumps(stamp).encode())
     return {"python": python_bin, "series": applied, "reused": reused}
 
 

@@ -4,13 +4,14 @@ themselves (subjects, trailers, and the `Deviations from upstream ...:` paragrap
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Callable
 
-from . import BUILD, PATCHES, MatrixError, cells, junit, sdists, version_key
+from . import BUILD, PATCHES, ROOT, MatrixError, cells, junit, safe, sdists, version_key
 from .releases import (
     CI_PYTHON,
     RELEASES,
@@ -21,8 +22,18 @@ from .releases import (
     release,
     save,
     series,
+    series_hash,
 )
-from .series import apply_series, base_commit, derive_series, export_series, make_tree
+from .series import (
+    apply_series,
+    base_commit,
+    derive_series,
+    export_series,
+    git,
+    in_progress,
+    make_tree,
+    series_log,
+)
 
 TREES = BUILD / "trees"
 UPSTREAM = "https://github.com/openai/openai-agents-python"
@@ -84,8 +95,77 @@ def readme(version: str, patches: Path = PATCHES) -> str:
 
 def write_readme(version: str) -> Path:
     path = PATCHES / version / "README.md"
-    path.write_text(readme(version))
+    safe.write_atomically(path, readme(version).encode())
     return path
+
+
+def _unfinished(version: str, tree: Path, force: bool) -> str | None:
+    """Why `tree` is not a series to export, if it is not."""
+    if in_progress(tree):
+        return f"has a {in_progress(tree)} in progress: finish or abort it, then export"
+    changes = git(tree, "status", "--porcelain").splitlines()
+    if changes:
+        return f"has uncommitted changes ({changes[0][3:]}): commit or stash them, then export"
+    have = len(list((PATCHES / version).glob("*.patch")))
+    commits = len(series_log(tree))
+    if commits < have and not force:
+        return (
+            f"has {commits} commits over its base but patches/{version}/ has {have} patches (an "
+            "interrupted `nox -s tree`?): remove the tree and make it again, or pass --force to "
+            "drop patches"
+        )
+    return None
+
+
+def _unsaved(version: str, new: Path) -> list[str]:
+    """The patches in patches/<version>/ with edits that writing `new` there would lose: edits
+    neither committed in the kit's git, nor the series releases.toml records, nor `new` itself."""
+    current = PATCHES / version
+    files = sorted(current.glob("*.patch"))
+    if not files or series_hash(version) in (
+        release(version).series_sha256,
+        series_hash(version, new.parent),
+    ):
+        return []
+    try:
+        if not git(ROOT, "status", "--porcelain", "--", str(current)).strip():
+            return []
+    except subprocess.CalledProcessError:
+        pass  # not a git checkout: nothing is committed
+    return [
+        p.name
+        for p in files
+        if not (new / p.name).is_file() or (new / p.name).read_bytes() != p.read_bytes()
+    ]
+
+
+def export(version: str, tree: Path, force: bool = False) -> tuple[list[Path], Release]:
+    """patches/<version>/ from the commits of `tree` over its base, built beside and swapped in
+    whole, then its build number and README. Refuses, naming the tree or the series, to export
+    a tree that is not finished, or over edits of the series that nothing else holds."""
+    dest = PATCHES / version
+    safe.restore(dest, BUILD / f".old-patches-{version}")
+    why = _unfinished(version, tree, force)
+    if why:
+        raise MatrixError(f"{tree} {why}")
+    tmp = safe.scratch(BUILD, f"patches-{version}")
+    try:
+        written = export_series(version, tree, tmp / version)
+        for kept in ("PULL_REQUEST.md", "README.md"):  # the README is regenerated below
+            if (dest / kept).exists():
+                (tmp / version / kept).write_bytes((dest / kept).read_bytes())
+        unsaved = _unsaved(version, tmp / version)
+        if unsaved:
+            raise MatrixError(
+                f"patches/{version}/{unsaved[0]} has edits that are neither committed nor "
+                "exported, which exporting would overwrite: commit them or move them away"
+            )
+        safe.replace_dir(tmp / version, dest, BUILD / f".old-patches-{version}")
+    finally:
+        safe.remove(tmp)
+    rel = record_series(version)
+    write_readme(version)
+    return [dest / p.name for p in written], rel
 
 
 def upstream_tag(version: str) -> str | None:
@@ -101,10 +181,17 @@ def upstream_tag(version: str) -> str | None:
     return commits.get(f"refs/tags/v{version}^{{}}") or commits.get(f"refs/tags/v{version}")
 
 
-def add_release(version: str, neighbour: str | None) -> tuple[Release, list[str]]:
+def add_release(version: str, neighbour: str | None, force: bool = False) -> tuple:
     """Add `version` to releases.toml if absent and derive its series from `neighbour`'s (by
     default the closest older release with a series). Returns the row and notes for the
-    maintainer; a conflict raises, leaving the `git am` in build/trees/<version>."""
+    maintainer; a conflict raises, leaving the `git am` in build/trees/<version>. A release that
+    has a series already is refused unless `force`."""
+    safe.restore(PATCHES / version, BUILD / f".old-patches-{version}")
+    if (PATCHES / version).is_dir() and not force:
+        raise MatrixError(
+            f"patches/{version}/ exists: {version} is taken in already (`--force` derives its "
+            "series again from its neighbour's)"
+        )
     notes = []
     if version not in RELEASES:
         meta = sdists.metadata(version)
@@ -117,15 +204,8 @@ def add_release(version: str, neighbour: str | None) -> tuple[Release, list[str]
     neighbour = neighbour or (older[-1] if older else None)
     if neighbour is None or neighbour == version:
         raise MatrixError(f"no older series to derive {version}'s from: pass --from <version>")
-    tree = TREES / version
-    if tree.exists():
-        raise MatrixError(f"{tree} exists: export it (`nox -s export -- {version}`) or remove it")
-    make_tree(version, tree)
-    applied = derive_series(version, neighbour, tree)
-    export_series(version, tree, PATCHES / version)
-    rel = record_series(version)
-    write_readme(version)
-    shutil.rmtree(tree)
+    with _fresh_tree(version, neighbour) as (tree, applied):
+        rel = export(version, tree, force)[1]
     notes.append(f"patches/{neighbour}/ applied cleanly to {version}: {len(applied)} patches")
     return rel, notes
 
@@ -169,10 +249,12 @@ def newest_on_pypi() -> str | None:
     return newest if version_key(newest) > version_key(list(RELEASES)[-1]) else None
 
 
-def take_in(version: str, neighbour: str | None, run: Callable, log: Callable) -> tuple:
+def take_in(
+    version: str, neighbour: str | None, force: bool, run: Callable, log: Callable
+) -> tuple:
     """`add_release`, then the release's CI_PYTHON cells (`run` is `session.run`): the notes for
     the maintainer (also in build/intake.md, for CI's step summary) and the cells that failed."""
-    rel, notes = add_release(version, neighbour)
+    rel, notes = add_release(version, neighbour, force)
     failed = []
     for variant in ("unpatched", "patched"):
         cell = Cell(CI_PYTHON, rel.version, variant)
@@ -188,20 +270,38 @@ def take_in(version: str, neighbour: str | None, run: Callable, log: Callable) -
     return notes, failed
 
 
+@contextlib.contextmanager
+def _fresh_tree(version: str, neighbour: str | None):
+    """The sdist tree of `version` with its series applied, or `neighbour`'s (`git am -3`), and
+    the commits applied. It is made in a temporary directory that goes when the block ends, so
+    an interrupt leaves nothing half-made; a conflict is moved to build/trees/<version>, to
+    resolve."""
+    dest = TREES / version
+    with safe.locked(TREES, version):
+        if dest.exists():
+            raise MatrixError(
+                f"{dest} exists: export it (`nox -s export -- {version}`) or remove it"
+            )
+        tmp = safe.scratch(TREES, version)
+        try:
+            tree = make_tree(version, tmp / "sdk")
+            if neighbour:
+                applied = derive_series(version, release(neighbour).version, tree)
+            else:
+                applied = apply_series(version, tree) if version in patched_versions() else []
+            yield tree, applied
+        except MatrixError as exc:
+            if not in_progress(tmp / "sdk"):
+                raise
+            os.rename(tmp / "sdk", dest)
+            raise MatrixError(str(exc).replace(str(tmp / "sdk"), str(dest))) from None
+        finally:
+            safe.remove(tmp)
+
+
 def work_tree(version: str, neighbour: str | None) -> Path:
     """build/trees/<version>: the sdist as git with the release's series applied, or with
     `neighbour`'s (`git am -3`: a conflict stays in progress there, to resolve)."""
-    dest = TREES / version
-    if dest.exists():
-        raise MatrixError(f"{dest} exists; remove it or export it first")
-    try:
-        make_tree(version, dest)
-        if neighbour:
-            derive_series(version, release(neighbour).version, dest)
-        elif version in patched_versions():
-            apply_series(version, dest)
-    except MatrixError:
-        if not (dest / ".git" / "rebase-apply").is_dir():  # keep a conflict to resolve
-            shutil.rmtree(dest, ignore_errors=True)
-        raise
-    return dest
+    with _fresh_tree(version, neighbour) as (tree, _):
+        os.rename(tree, TREES / version)
+    return TREES / version

@@ -12,6 +12,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from . import PATCHES, ROOT, MatrixError, version_key
+from .safe import write_atomically
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -78,7 +79,16 @@ def dump(rows: dict[str, Release], fix: Release) -> str:
 
 
 def save(rows: dict[str, Release], path: Path = RELEASES_FILE) -> None:
-    path.write_text(dump(rows, UPSTREAM_FIX))
+    """Write `rows` to releases.toml, unless the file holds lines of a maintainer's (a comment,
+    say) that the kit's own format would drop."""
+    ours = dump(_load(path)[0], UPSTREAM_FIX).splitlines()
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if number > len(ours) or line != ours[number - 1]:
+            raise MatrixError(
+                f"{path.name}:{number}: {line!r} is not in the form the kit writes, and writing "
+                "the file would lose it: move it into HEADER of kit/releases.py, or remove it"
+            )
+    write_atomically(path, dump(rows, UPSTREAM_FIX).encode())
     RELEASES.clear()
     RELEASES.update(_load(path)[0])
 

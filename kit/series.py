@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import PATCHES, MatrixError, sdists
+from . import PATCHES, MatrixError, safe, sdists
 from .releases import any_release, release, series
 
 GIT_IDENTITY = {
@@ -26,7 +26,7 @@ def git(tree: Path, *args: str, date: str | None = None) -> str:
     env = {**os.environ, **GIT_IDENTITY}
     if date:
         env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = date
-    proc = subprocess.run(["git", "-C", str(tree), *args], env=env, capture_output=True, text=True)
+    proc = safe.run(["git", "-C", str(tree), *args], env=env)
     if proc.returncode:
         raise subprocess.CalledProcessError(proc.returncode, proc.args, proc.stdout, proc.stderr)
     return proc.stdout
@@ -68,6 +68,13 @@ def check_series(version: str, tree: Path | None = None, patches: Path = PATCHES
             f"{version} is {expected}"
         )
     return files
+
+
+def in_progress(tree: Path) -> str | None:
+    """The operation git has stopped in the middle of in `tree`, if any."""
+    states = {"rebase-apply": "`git am`", "rebase-merge": "rebase", "MERGE_HEAD": "merge",
+              "CHERRY_PICK_HEAD": "cherry-pick", "REVERT_HEAD": "revert"}  # fmt: skip
+    return next((what for name, what in states.items() if (tree / ".git" / name).exists()), None)
 
 
 def series_log(tree: Path) -> list[str]:
@@ -125,25 +132,20 @@ def derive_series(version: str, neighbour: str, tree: Path) -> list[str]:
 
 
 def export_series(version: str, tree: Path, dest: Path) -> list[Path]:
-    """Write `base..HEAD` of `tree` as the release's series into `dest` (replacing it).
+    """Write `base..HEAD` of `tree` as the release's series into `dest`, a new directory.
 
     The tree's `base` commit is the sdist, which holds the same `src/` and `tests/` bytes as
     upstream's tag, so `base-commit:` names the tag, as `format-patch` run in a clone would.
     """
     rel = release(version)
     base = git(tree, "rev-parse", "base").strip()
-    with tempfile.TemporaryDirectory() as tmp:
-        git(tree, "format-patch", *EXPORT_FLAGS, "--base=base", "-o", tmp, "base..HEAD")
-        written = sorted(Path(tmp).glob("*.patch"))
-        if not written:
-            raise MatrixError(f"the tree of {version} has no commits on top of its base")
-        if rel.tag:
-            first = written[0]
-            first.write_text(
-                first.read_text().replace(f"base-commit: {base}", f"base-commit: {rel.tag}")
-            )
-        if dest.exists():
-            for old in dest.glob("*.patch"):
-                old.unlink()
-        dest.mkdir(parents=True, exist_ok=True)
-        return [Path(shutil.copy(f, dest / f.name)) for f in written]
+    git(tree, "format-patch", *EXPORT_FLAGS, "--base=base", "-o", str(dest), "base..HEAD")
+    written = sorted(dest.glob("*.patch"))
+    if not written:
+        raise MatrixError(f"the tree of {version} has no commits on top of its base")
+    if rel.tag:
+        first = written[0]
+        first.write_text(
+            first.read_text().replace(f"base-commit: {base}", f"base-commit: {rel.tag}")
+        )
+    return written

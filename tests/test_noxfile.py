@@ -7,6 +7,8 @@ import json
 import pytest
 from helpers import cell_record, kit_copy, nox
 
+from kit import series
+
 
 def test_a_missing_interpreter_is_a_skip_here_and_a_failure_where_pythons_are_required(tmp_path):
     kit = kit_copy(tmp_path)
@@ -82,3 +84,19 @@ def test_bad_arguments_are_clear_errors_without_a_traceback(tmp_path, args, mess
     assert proc.returncode == 1
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_build_does_not_publish_a_wheel_that_breaks_python(tmp_path):
+    """A commit that applies but does not parse: tree, commit, export, then build refuses."""
+    kit = kit_copy(tmp_path)
+    assert nox(kit, "-s", "tree", "--", "0.5.1").returncode == 0
+    tree = kit / "build" / "trees" / "0.5.1"
+    with (tree / "src" / "agents" / "items.py").open("a") as items:
+        items.write("def broken(:\n")
+    series.git(tree, "commit", "-qam", "items: break Python")
+    assert nox(kit, "-s", "export", "--", "0.5.1").returncode == 0
+    proc = nox(kit, "-s", "build", "--", "0.5.1")
+    assert proc.returncode == 1
+    assert "fails the contract suite on Python 3.11 (SyntaxError: invalid syntax)" in proc.stderr
+    assert "so it is not written to dist/" in proc.stderr
+    assert not list(kit.glob("dist/*.whl"))

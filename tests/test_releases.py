@@ -103,3 +103,21 @@ def test_record_series_takes_the_next_build_number_only_when_the_series_changed(
     new = releases.record_series("0.5.1")
     assert (new.build, new.series_sha256) == (old.build + 1, releases.series_hash("0.5.1"))
     assert saved[0]["0.5.1"] == new
+
+
+def test_saving_never_drops_a_maintainers_line(tmp_path: Path):
+    path = tmp_path / "releases.toml"
+    text = releases.RELEASES_FILE.read_text()
+    edited = text.replace(
+        '[[release]]\nversion = "0.5.1"', '[[release]]\n# pinned: see #2008\nversion = "0.5.1"'
+    )
+    path.write_text(edited)
+    number = edited.splitlines().index("# pinned: see #2008") + 1
+    with pytest.raises(
+        MatrixError, match=rf"^releases.toml:{number}: '# pinned: see #2008' is not"
+    ):
+        releases.save(dict(releases.RELEASES), path)
+    assert path.read_text() == edited
+    path.write_text(text)
+    releases.save(dict(releases.RELEASES), path)
+    assert path.read_text() == text
