@@ -24,7 +24,7 @@ from packaging.version import InvalidVersion, Version
 from . import CACHE, ROOT, MatrixError, expectations, junit
 from .dist import local_version
 from .envs import REQUIREMENTS, _publish, interpreter, uv
-from .releases import CI_PYTHON, RELEASES, UPSTREAM_FIX, patched_versions, series
+from .releases import CI_PYTHON, RELEASES, patched_versions, series
 from .report import first_line
 
 DEPS = CACHE / "check"  # the suite's test dependencies, a `--target` directory per Python
@@ -68,7 +68,8 @@ def throwaway(files: list[Path], base: str, tmp: Path) -> str:
 
 def probe(python: str) -> tuple[str, str]:
     """The openai-agents release and the Python version of the interpreter, as it runs."""
-    proc = subprocess.run([python, "-c", PROBE], capture_output=True, text=True)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # nothing written into the env
+    proc = subprocess.run([python, "-c", PROBE], env=env, capture_output=True, text=True)
     if proc.returncode:
         why = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise MatrixError(f"{python} cannot import agents: {why}")
@@ -76,7 +77,7 @@ def probe(python: str) -> tuple[str, str]:
     return sdk, version
 
 
-def test_deps(python: str, version: str) -> Path:
+def suite_deps(python: str, version: str) -> Path:
     """The suite's own dependencies for that Python, installed once beside, never into, it."""
     minor = ".".join(version.split(".")[:2])
     digest = hashlib.sha256(REQUIREMENTS.read_bytes() + repr(EXTRA).encode()).hexdigest()[:12]
@@ -101,7 +102,7 @@ def run_suite(python: str, deps: Path, junit_file: Path) -> list[junit.Case]:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(deps), *filter(None, [os.environ.get("PYTHONPATH")])]),
-        "PYTHONDONTWRITEBYTECODE": "1",  # nothing written into the team's site-packages
+        "PYTHONDONTWRITEBYTECODE": "1",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "COMPAT_NO_EXPECTATIONS": "1",
     }
@@ -188,11 +189,12 @@ def remedy(sdk: dict) -> str:
     """What to install instead, for a release whose contract is broken."""
     line = sdk["line"]
     if line is None:
-        return f"no series covers the line of {sdk['release']}: the kit knows up to {list(RELEASES)[-1]}"
+        newest = list(RELEASES)[-1]
+        return f"no series covers the line of {sdk['release']}: the kit knows up to {newest}"
     if line not in patched_versions():
         return f"no series for {line}, the last release of its line, yet"
     if sdk["build"] is not None and sdk["build"] == sdk["current_build"]:
-        return f"none yet: build {sdk['build']} is our newest of {line}; report this output to the kit"
+        return f"none yet: build {sdk['build']} is our newest of {line}; report this output"
     if sdk["build"] is not None:
         return f"install our current build {sdk['current_build']} of {line}: {wheel_text(line)}"
     if sdk["release"] == line:
@@ -214,7 +216,7 @@ def check(python: str | None, requirements: list[Path] | None) -> dict:
             python = resolve(python)
         sdk, version = probe(python)
         found = identify(sdk)
-        cases = run_suite(python, test_deps(python, version), Path(tmp) / "junit.xml")
+        cases = run_suite(python, suite_deps(python, version), Path(tmp) / "junit.xml")
     points, causes = classify(cases, found["release"])
     broken = sorted(p for p, point in points.items() if point["status"] == "broken")
     holds = bool(points) and not broken

@@ -27,7 +27,8 @@ def stock(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(check.throwaway([pins], envs.interpreter(releases.CI_PYTHON), tmp))
 
 
-def test_a_stock_0_4_1_environment_is_broken_and_moves_to_0_4_2s_wheel(stock: Path):
+def test_a_stock_0_4_1_environment_is_broken_and_moves_to_0_4_2s_wheel(stock: Path, monkeypatch):
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     before = listing(stock.parent.parent)
     verdict = check.check(str(stock), None)
     assert listing(stock.parent.parent) == before  # not even bytecode written into it
@@ -86,4 +87,4 @@ def test_what_cannot_be_checked_is_refused(tmp_path: Path):
     old = shutil.which("python3.8")
     if old:
         with pytest.raises(MatrixError, match="Python 3.8.* cannot run pytest-asyncio"):
-            check.test_deps(old, "3.8")
+            check.suite_deps(old, "3.8")
