@@ -266,14 +266,17 @@ def latest(session: nox.Session) -> None:
 @kit_session()
 def check(session: nox.Session) -> None:
     """Is my deployment affected? The contract in `--python PATH`'s environment, or in a throwaway
-    one with `--requirements FILE...` (requirements, constraints, uv.lock, wheels); `--json`."""
+    one with `--requirements FILE...` (requirements, constraints, uv.lock, wheels); `--json`;
+    pytest's arguments after a second `--`."""
     args = parse(
         session,
         ("--python", {"metavar": "PATH"}),
         ("--requirements", {"nargs": "+", "type": Path, "metavar": "FILE"}),
         ("--json", FLAG),
+        ("pytest_args", {"nargs": argparse.REMAINDER}),
     )
-    verdict = deployment.check(args.python, args.requirements)
+    selection = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
+    verdict = deployment.check(args.python, args.requirements, selection)
     print(json.dumps(verdict, indent=1) if args.json else deployment.render(verdict))
     if not verdict["holds"]:
         session.error(f"the contract is broken: {', '.join(verdict['broken']) or 'no test ran'}")

@@ -97,7 +97,7 @@ def suite_deps(python: str, version: str) -> Path:
     return final
 
 
-def run_suite(python: str, deps: Path, junit_file: Path) -> list[junit.Case]:
+def run_suite(python: str, deps: Path, junit_file: Path, args: list[str]) -> list[junit.Case]:
     """The contract suite without expectations; the team's plugins and bytecode left alone."""
     env = {
         **os.environ,
@@ -108,7 +108,7 @@ def run_suite(python: str, deps: Path, junit_file: Path) -> list[junit.Case]:
     }
     proc = subprocess.run(
         [python, "-m", "pytest", "compat_tests", "-q", "-p", "pytest_asyncio.plugin",
-         "--continue-on-collection-errors", f"--junitxml={junit_file}"],
+         "--continue-on-collection-errors", f"--junitxml={junit_file}", *args],
         cwd=ROOT, env=env, capture_output=True, text=True,
     )  # fmt: skip
     if not junit_file.exists():
@@ -194,7 +194,7 @@ def remedy(sdk: dict) -> str:
     if line not in patched_versions():
         return f"no series for {line}, the last release of its line, yet"
     if sdk["build"] is not None and sdk["build"] == sdk["current_build"]:
-        return f"none yet: build {sdk['build']} is our newest of {line}; report this output"
+        return f"none yet: our newest build of {line}, whose series does not fix this yet"
     if sdk["build"] is not None:
         return f"install our current build {sdk['current_build']} of {line}: {wheel_text(line)}"
     if sdk["release"] == line:
@@ -204,8 +204,9 @@ def remedy(sdk: dict) -> str:
     )
 
 
-def check(python: str | None, requirements: list[Path] | None) -> dict:
-    """The verdict on the environment of `python`, or on a throwaway one with `requirements`."""
+def check(python: str | None, requirements: list[Path] | None, pytest_args: list[str]) -> dict:
+    """The verdict on the environment of `python`, or on a throwaway one with `requirements`;
+    `pytest_args` (e.g. `-k`) select tests, and the verdict says so."""
     if not python and not requirements:
         raise MatrixError("nothing to check: give --python PATH or --requirements FILE")
     with tempfile.TemporaryDirectory() as tmp:
@@ -216,7 +217,8 @@ def check(python: str | None, requirements: list[Path] | None) -> dict:
             python = resolve(python)
         sdk, version = probe(python)
         found = identify(sdk)
-        cases = run_suite(python, suite_deps(python, version), Path(tmp) / "junit.xml")
+        deps = suite_deps(python, version)
+        cases = run_suite(python, deps, Path(tmp) / "junit.xml", pytest_args)
     points, causes = classify(cases, found["release"])
     broken = sorted(p for p, point in points.items() if point["status"] == "broken")
     holds = bool(points) and not broken
@@ -225,6 +227,7 @@ def check(python: str | None, requirements: list[Path] | None) -> dict:
         "python": version,
         "interpreter": python if not requirements else None,
         "holds": holds,
+        "selected": " ".join(pytest_args) or None,
         "broken": broken,
         "points": points,
         "causes": {
@@ -255,6 +258,7 @@ def render(verdict: dict) -> str:
     points = verdict["points"]
     counts = {s: sum(p["status"] == s for p in points.values()) for s in WORDS}
     state = "HOLDS" if verdict["holds"] else "BROKEN"
+    state += f" (only the tests of `{verdict['selected']}`)" if verdict["selected"] else ""
     out = [
         f"openai-agents {verdict['sdk']} on Python {verdict['python']}{where}: {whose}",
         f"contract {state}: " + ", ".join(f"{n} {WORDS[s]}" for s, n in counts.items() if n),
