@@ -181,7 +181,7 @@ def wheel_text(version: str) -> str:
     return (
         f"`nox -s build -- {version}` writes dist/openai_agents-{local_version(version)}"
         f"-py3-none-any.whl and dist/constraints-{version}.txt (series patches/{version}/, "
-        f"{len(series(version))} patches); README, \"Install the patched SDK\""
+        f'{len(series(version))} patches); README, "Install the patched SDK"'
     )
 
 
@@ -231,8 +231,13 @@ def check(python: str | None, requirements: list[Path] | None, pytest_args: list
         "broken": broken,
         "points": points,
         "causes": {
-            c.id: {"kind": c.kind, "reason": c.reason, "commit": c.commit,
-                   "release": c.release, "affects": str(c.affects)}  # fmt: skip
+            c.id: {
+                "kind": c.kind,
+                "reason": c.reason,
+                "commit": c.commit,
+                "release": c.release,
+                "affects": str(c.affects),
+            }
             for c in causes.values()
         },
         "remedy": None if holds else remedy(found),
