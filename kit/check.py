@@ -98,7 +98,10 @@ def suite_deps(python: str, version: str) -> Path:
 
 
 def run_suite(python: str, deps: Path, junit_file: Path, args: list[str]) -> list[junit.Case]:
-    """The contract suite without expectations; the team's plugins and bytecode left alone."""
+    """The contract suite without expectations; the team's plugins and bytecode left alone.
+    `deps` comes first on the path, so where the environment has a package of its own that the
+    suite needs too (packaging; typing_extensions and exceptiongroup before Python 3.11), the
+    suite's copy is the one imported."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(deps), *filter(None, [os.environ.get("PYTHONPATH")])]),

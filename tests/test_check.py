@@ -91,3 +91,17 @@ def test_what_cannot_be_checked_is_refused(tmp_path: Path):
     if old:
         with pytest.raises(MatrixError, match="Python 3.8.* cannot run pytest-asyncio"):
             check.suite_deps(old, "3.8")
+
+
+def test_our_builds_and_their_lines_are_named_with_what_to_install():
+    rel = releases.release("0.5.1")
+    current = check.identify(f"0.5.1+agentrelease.{rel.build}")
+    assert (current["build"], current["series_sha256"]) == (rel.build, rel.series_sha256)
+    assert check.remedy(current).startswith("none yet: our newest build of 0.5.1")
+    older = check.identify(f"0.5.1+agentrelease.{rel.build - 1}")
+    assert older["series_sha256"] is None
+    assert check.remedy(older).startswith(f"install our current build {rel.build} of 0.5.1: ")
+    assert check.identify("0.5.1+other.1")["build"] is None  # a label that is not ours
+    assert check.remedy(check.identify("0.5.1")).startswith("install the patched wheel of 0.5.1")
+    assert check.identify("0.6.0")["line"] == "0.6.9"  # upstream's fix release, in the 0.6 line
+    assert check.identify("9.0.0")["line"] is None
