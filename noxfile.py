@@ -33,6 +33,7 @@ from kit import (  # noqa: E402
     render,
     series,
 )
+from kit import check as deployment  # noqa: E402
 from kit import prefixes as bisect  # noqa: E402
 from kit import scan as release_scan  # noqa: E402
 from kit import timing as matrix_timing  # noqa: E402
@@ -265,6 +266,25 @@ def latest(session: nox.Session) -> None:
         *session.posargs,
         env={"COMPAT_VARIANT": "unpatched"},
     )
+
+
+@kit_session()
+def check(session: nox.Session) -> None:
+    """Is my deployment affected? The contract in `--python PATH`'s environment, or in a throwaway
+    one with `--requirements FILE...` (requirements, constraints, uv.lock, wheels); `--json`;
+    pytest's arguments after a second `--`."""
+    args = parse(
+        session,
+        ("--python", {"metavar": "PATH"}),
+        ("--requirements", {"nargs": "+", "type": Path, "metavar": "FILE"}),
+        ("--json", FLAG),
+        ("pytest_args", {"nargs": argparse.REMAINDER}),
+    )
+    selection = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
+    verdict = deployment.check(args.python, args.requirements, selection)
+    print(json.dumps(verdict, indent=1) if args.json else deployment.render(verdict))
+    if not verdict["holds"]:
+        session.error(f"the contract is broken: {', '.join(verdict['broken']) or 'no test ran'}")
 
 
 @kit_session()
