@@ -40,7 +40,7 @@ def releases_on_pypi(files: list[dict]) -> list[dict]:
 CANARY = "alive_until_release"  # point 1: what every release does unless the suite cannot drive it
 WALK = "nothing_reachable"  # point 16: its failures name each path from a released result
 PATH = re.compile(r"^\s*(result\S*) \(Agent ", re.M)
-SCENARIO = re.compile(r"\[(?:(\w+?)-)?(run|run_streamed)\]$")
+SCENARIO = re.compile(r"^test_(streamed_)?\w+\[(\w+)\]$")
 
 
 def reaches(cases: list) -> dict[str, list[str]]:
@@ -48,12 +48,17 @@ def reaches(cases: list) -> dict[str, list[str]]:
     the scenarios that showed it (`feature-run`, `feature-run_streamed`)."""
     found: dict[str, set[str]] = {}
     for case in cases:
-        match = SCENARIO.search(case.name)
-        if case.point == WALK and case.outcome == "failed" and match:
-            scenario = f"{match[1] or 'resumed_run'}-{match[2]}"
+        scenario = _scenario(case.name)
+        if case.point == WALK and case.outcome == "failed" and scenario:
             for path in PATH.findall(case.message):
                 found.setdefault(path, set()).add(scenario)
     return {path: sorted(scenarios) for path, scenarios in sorted(found.items())}
+
+
+def _scenario(name: str) -> str | None:
+    """`feature-run` or `feature-run_streamed`, from a test of point 16."""
+    match = SCENARIO.match(name)
+    return match and f"{match[2]}-{'run_streamed' if match[1] else 'run'}"
 
 
 def _scenarios(shown: list[str], ran: set[str]) -> str:
@@ -194,7 +199,7 @@ def _reach_table(versions: list[str], results: dict) -> list[str]:
         entry = results[version]
         if entry["points"].get(WALK) == "n/a":
             return "point 16 did not run"
-        ran = {f"{m[1] or 'resumed_run'}-{m[2]}" for m in map(SCENARIO.search, entry["ran"]) if m}
+        ran = set(filter(None, map(_scenario, entry["ran"])))
         paths = [f"`{p}`: {_scenarios(s, ran)}" for p, s in entry["reaches"].items()]
         if not paths and entry["points"].get(WALK) == "breaks":
             return "no `release_agents()`"

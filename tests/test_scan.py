@@ -95,17 +95,18 @@ def test_scan_names_the_paths_point_16_finds_and_where(tmp_path: Path):
         return path
 
     test = "test_release_leaves_no_agent_reachable"
+    streamed = "test_streamed_release_leaves_no_agent_reachable"
     guard = "result.output_guardrail_results[0].agent"
     state = "result._state._current_agent"
     rel = {"uploaded": "2025-01-01T00:00:00Z"}
-    older = scan.result(rel, walk("0.7.0", {f"{test}[output_guardrail-run]": [guard]}, [
-        f"{test}[output_guardrail-run_streamed]", f"{test}[handoff-run]",
-        f"{test}[handoff-run_streamed]"]))  # fmt: skip
+    older = scan.result(rel, walk("0.7.0", {f"{test}[output_guardrail]": [guard]}, [
+        f"{streamed}[output_guardrail]", f"{test}[handoff]",
+        f"{streamed}[handoff]"]))  # fmt: skip
     newer = scan.result(rel, walk("0.8.0", {
-        f"{test}[output_guardrail-run]": [guard],
-        f"{test}[output_guardrail-run_streamed]": [state, guard],
-        f"{test}[handoff-run_streamed]": [state],
-    }, [f"{test}[handoff-run]"]))  # fmt: skip
+        f"{test}[output_guardrail]": [guard],
+        f"{streamed}[output_guardrail]": [state, guard],
+        f"{streamed}[handoff]": [state],
+    }, [f"{test}[handoff]"]))  # fmt: skip
     assert newer["reaches"] == {
         state: ["handoff-run_streamed", "output_guardrail-run_streamed"],
         guard: ["output_guardrail-run", "output_guardrail-run_streamed"],
