@@ -21,9 +21,9 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from . import CACHE, ROOT, MatrixError, expectations, junit
+from . import CACHE, ROOT, MatrixError, expectations, junit, safe
 from .dist import local_version
-from .envs import REQUIREMENTS, _publish, interpreter, uv
+from .envs import REQUIREMENTS, interpreter, uv
 from .releases import CI_PYTHON, RELEASES, patched_versions, series
 from .report import first_line
 
@@ -82,18 +82,19 @@ def suite_deps(python: str, version: str) -> Path:
     minor = ".".join(version.split(".")[:2])
     digest = hashlib.sha256(REQUIREMENTS.read_bytes() + repr(EXTRA).encode()).hexdigest()[:12]
     final = DEPS / f"py{minor}-{digest}"
-    if not final.is_dir():
-        DEPS.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=DEPS, prefix=f".{final.name}."))
+    with safe.locked(DEPS, final.name):
+        if final.is_dir():
+            return final
+        tmp = safe.scratch(DEPS, final.name)
         try:
             uv("pip", "install", "--quiet", "--python", python, "--target", str(tmp / "deps"),
                "-r", str(REQUIREMENTS), *EXTRA)  # fmt: skip
-            _publish(tmp / "deps", final)
+            os.rename(tmp / "deps", final)
         except MatrixError as exc:
             why = first_line(str(exc).splitlines()[-1])
             raise MatrixError(f"Python {version} cannot run pytest-asyncio: {why}") from None
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            safe.remove(tmp)
     return final
 
 
