@@ -174,16 +174,23 @@ def lint(session: nox.Session) -> None:
 
 @kit_session()
 def upstream(session: nox.Session) -> None:
-    """Each release's own suite, ruff and mypy, unpatched then patched (docs/upstream.md)."""
-    args = parse(session, VERSIONS, CHECK)
+    """Each release's own suite, ruff and mypy, unpatched then patched; `-- --publish` writes
+    docs/upstream.md."""
+    args = parse(session, VERSIONS, CHECK, ("--publish", FLAG))
     if args.check:
-        return docs.check("upstream", own_suites.render, "upstream")
-    data, added = docs.load("upstream") or {"releases": {}}, []
-    for version in args.versions or releases.patched_versions():
+        return docs.check("upstream", own_suites.render, "upstream -- --publish")
+    data, added, lines = docs.load("upstream") or {"releases": {}}, [], []
+    versions = args.versions or releases.patched_versions()
+    for n, version in enumerate(versions, 1):
+        session.log(f"[{n}/{len(versions)}] {version}")
         entry = own_suites.check_release(version, _tmp(session, ""), session.log)
+        lines.append(own_suites.summary(version, entry))
+        session.log(lines[-1])
         data["releases"] = docs.merged(data["releases"], version, entry)
-        docs.publish("upstream", data, own_suites.render)
+        if args.publish:
+            docs.publish("upstream", data, own_suites.render)
         added += [f"{version} {line}" for line in entry["added"]]
+    print("\n".join(lines))
     if added:
         session.error("the series add failures:\n" + "\n".join(added))
 

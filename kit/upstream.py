@@ -8,6 +8,7 @@ import datetime
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -35,13 +36,16 @@ def mypy_command(tree: Path) -> list[str]:
     return match.group(1).split() if match else ["mypy", "src"]
 
 
-def checks(tree: Path, label: str) -> dict:
+def checks(tree: Path, label: str, log: Callable[[str], None]) -> dict:
     """The tree's failing tests, ruff findings and mypy errors, and its test counts."""
     report = tree.parent / f"upstream-{label}.xml"
+    started = time.monotonic()
+    log(f"{label}: pytest (0.5.1's suite takes about 35 s, 0.24.0's several minutes)")
     # From 0.19 a test loads upstream's .github/scripts/, which the sdist does not ship: one
     # error in both counts, not an interrupted suite.
     _run(tree, "pytest", "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors",
          f"--junitxml={report}")  # fmt: skip
+    log(f"{label}: pytest done in {time.monotonic() - started:.0f} s; ruff, then mypy")
     ruff = _run(tree, "ruff", "check", "--output-format=concise", "src", "tests")
     mypy = _run(tree, *mypy_command(tree))
     return {
@@ -93,11 +97,9 @@ def check_release(version: str, workdir: Path, log: Callable[[str], None]) -> di
     )
     if proc.returncode:
         raise MatrixError(f"uv sync of {version}'s own uv.lock failed:\n{proc.stderr[-2000:]}")
-    before = checks(tree, f"{version}-unpatched")
-    log(f"{version} unpatched: {before['counts']}")
+    before = checks(tree, f"{version} unpatched", log)
     apply_series(version, tree)
-    after = checks(tree, f"{version}-patched")
-    log(f"{version} patched: {after['counts']}")
+    after = checks(tree, f"{version} patched", log)
     new = {kind: sorted(set(after[kind]) - set(before[kind])) for kind in ("tests", "ruff", "mypy")}
     again = fail_again(tree, new["tests"])
     flaky = [test_id for test_id in new["tests"] if test_id not in again]
@@ -115,6 +117,20 @@ def check_release(version: str, workdir: Path, log: Callable[[str], None]) -> di
     }
 
 
+def summary(version: str, entry: dict) -> str:
+    """One line: tests, ruff and mypy, unpatched -> patched, and what the series adds."""
+    before, after = entry["unpatched"], entry["patched"]
+
+    def change(key: str) -> str:
+        return f"{before.get(key, 0)} -> {after.get(key, 0)}"
+
+    return (
+        f"{version}: passed {change('passed')}, failed {change('failed')}, "
+        f"skipped {change('skipped')}; ruff {change('ruff')}; mypy {change('mypy')}; "
+        f"added by the series: {'; '.join(entry['added']) or 'nothing'}"
+    )
+
+
 def _side(side: dict) -> str:
     return (
         f"{side.get('passed', 0)} / {side.get('failed', 0)} / {side.get('skipped', 0)} · "
@@ -127,9 +143,9 @@ def render(data: dict) -> str:
     out = [
         "# Upstream's own suites, unpatched and patched",
         "",
-        "Written by `nox -s upstream` (`-- <version>...` re-runs some; `-- --check` checks this "
-        "page against docs/data/upstream.json). Each release's sdist tree with its own `uv.lock`: "
-        "`pytest`, `ruff check src tests` and the release's own `make mypy` command, first "
+        "Written by `nox -s upstream -- --publish` (`-- <version>... --publish` re-runs some; "
+        "`-- --check` checks this page against docs/data/upstream.json). Each release's sdist "
+        "tree with its own `uv.lock`: `pytest`, `ruff check src tests` and the release's own `make mypy` command, first "
         "unpatched, then with its series; the session fails if the series adds a failing test, a "
         "ruff finding or a mypy error.",
         "",

@@ -37,3 +37,15 @@ def test_junit_ids_become_pytest_node_ids(tmp_path: Path):
         upstream.node_id(tmp_path, "tests.test_run.TestRun::test_once")
         == "tests/test_run.py::TestRun::test_once"
     )
+
+
+def test_summary_is_one_line_unpatched_to_patched():
+    entry = {
+        "unpatched": {"passed": 1024, "failed": 0, "skipped": 4, "ruff": 0, "mypy": 0},
+        "patched": {"passed": 1056, "skipped": 4, "ruff": 0, "mypy": 1},
+        "added": ["mypy: src/agents/items.py:1: error: x"],
+    }
+    assert upstream.summary("0.5.1", entry) == (
+        "0.5.1: passed 1024 -> 1056, failed 0 -> 0, skipped 4 -> 4; ruff 0 -> 0; mypy 0 -> 1; "
+        "added by the series: mypy: src/agents/items.py:1: error: x"
+    )
