@@ -82,3 +82,25 @@ def test_bad_arguments_are_clear_errors_without_a_traceback(tmp_path, args, mess
     assert proc.returncode == 1
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            ("releases.toml", 'version = "0.5.1"', 'version = "0.5.l"'),
+            "releases.toml:64: [[release]]",
+        ),
+        (("patches/9.9.9/0001-x.patch", None, ""), "patches/9.9.9/ has no row in releases.toml"),
+    ],
+    ids=["releases-toml", "stray-series"],
+)
+def test_bad_input_read_on_load_is_one_line_even_for_nox_l(tmp_path, edit, message):
+    kit = kit_copy(tmp_path)
+    name, old, new = edit
+    path = kit / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(path.read_text().replace(old, new, 1) if old else new)
+    proc = nox(kit, "-l")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"nox > {message}") and proc.stderr.count("\n") == 1
