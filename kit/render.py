@@ -20,11 +20,12 @@ from .report import first_line as _first_line
 
 
 def verdict(report: dict) -> str:
-    """failed while anything is unexpected; incomplete while a cell did not run; else passed."""
+    """failed while anything is unexpected; incomplete while a cell did not run or ran only in
+    part; else passed."""
     t = report["totals"]
     if t["unexpected"]:
         return "failed"
-    return "incomplete" if t["not_run"] or t["unavailable"] else "passed"
+    return "incomplete" if t["partial"] or t["not_run"] or t["unavailable"] else "passed"
 
 
 def summary_line(report: dict) -> str:
@@ -32,6 +33,7 @@ def summary_line(report: dict) -> str:
     counts = [
         f"{t['as_expected']} as expected",
         f"{t['unexpected']} unexpected",
+        f"{t['partial']} partial or interrupted",
         f"{t['unavailable']} without their interpreter here",
         f"{t['not_run']} not run",
     ]
@@ -97,7 +99,8 @@ text-align:left;vertical-align:top} th{background:#f6f8fa} a{color:inherit;text-
 td a:hover{text-decoration:underline} .muted{color:#656d76} code{font-size:12px}
 .passed{background:#dafbe1} .bug-shown,.bug{background:#ddf4ff} .skipped{background:#f6f8fa}
 .failed,.xpass{background:#ffc1ba;font-weight:600} .obsolete{background:#fff1a8;font-weight:600}
-.not-run,.unavailable{background:#f6f8fa;color:#656d76} .verdict-passed{background:#dafbe1}
+.not-run,.unavailable{background:#f6f8fa;color:#656d76}
+.partial,.interrupted{background:#ffe0b2;font-weight:600} .verdict-passed{background:#dafbe1}
 .verdict-failed{background:#ffc1ba} .verdict-incomplete{background:#fff1a8}
 .grid td{text-align:center;padding:1px 3px;white-space:nowrap} .grid td:first-child{text-align:left}
 .grid th{font-size:11px;padding:2px 3px} .pt{display:inline-block;width:15px;border-radius:3px;
@@ -117,7 +120,7 @@ def _point_status(cell: dict | None, point: str) -> str | None:
     """A cell's outcome for one contract point; None when the cell does not exist."""
     if cell is None:
         return None
-    if not cell["cases"] and cell["status"] in ("failed", "unavailable"):
+    if not cell["cases"] and cell["status"] in ("failed", "interrupted", "unavailable"):
         return cell["status"]  # it stopped before its tests
     outcomes = {c["outcome"] for c in cell["cases"] if c["point"] == point}
     for status, found in (("failed", "failed"), ("failed", "xpass"), ("bug-shown", "bug")):
@@ -127,7 +130,7 @@ def _point_status(cell: dict | None, point: str) -> str | None:
 
 
 def _worst(statuses: list[str | None]) -> str | None:
-    order = ["failed", "bug-shown", "passed", "skipped", "unavailable", "not-run"]
+    order = ["failed", "interrupted", "bug-shown", "passed", "skipped", "unavailable", "not-run"]
     return next((s for s in order if s in statuses), None)
 
 

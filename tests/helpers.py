@@ -44,17 +44,26 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".nox" / ".cache"
 
 
-def nox(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+def nox_started(cwd: Path, *args: str, **env: str) -> subprocess.Popen:
+    """nox running in a process group of its own, to be signalled as a terminal would."""
     path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
     outer = ("CI", "PATH", "VIRTUAL_ENV", "UV_PYTHON", "UV_PROJECT_ENVIRONMENT")  # nox's own
     environ = {k: v for k, v in os.environ.items() if k not in outer}
-    return subprocess.run(
+    return subprocess.Popen(
         [sys.executable, "-m", "nox", *args],
         cwd=cwd,
         env={**environ, "PATH": path, **env},
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
     )
+
+
+def nox(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    proc = nox_started(cwd, *args, **env)
+    stdout, stderr = proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
 def kit_copy(tmp_path: Path, cache: bool = True) -> Path:
@@ -73,3 +82,9 @@ def kit_copy(tmp_path: Path, cache: bool = True) -> Path:
 
 def cell_record(kit: Path, key: str) -> dict:
     return json.loads((kit / "build" / "compat" / f"cell-{key}.json").read_text())
+
+
+def report_cell(kit: Path, key: str) -> dict:
+    """A cell as `nox -s report` wrote it into report.json."""
+    report = json.loads((kit / "build" / "compat" / "report.json").read_text())
+    return next(c for r in report["releases"] for c in r["cells"] if c["key"] == key)

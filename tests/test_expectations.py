@@ -72,7 +72,10 @@ def test_causes_of_the_same_test_are_all_named(tmp_path: Path):
         (('"streaming::test_x[a]"', '"streaming test"'), "not a test selector"),
         (('commit = "2d665c9a67fd"', 'commit = "Sandbox"'), "is not a commit id"),
         (("tests = [", 'raises = ["Nope"]\ntests = ['), "names no builtin exception"),
-        (("tests = [", "tests = [,"), r"^expectations.toml: Invalid value \(at line 8, column 10\)$"),
+        (
+            ("tests = [", "tests = [,"),
+            r"^expectations.toml: Invalid value \(at line 8, column 10\)$",
+        ),
         (
             ('"release_then_gc"', '"releas_then_gc"'),
             r"^expectations.toml \[\[bug\]\] pin: releas_then_gc: no contract point "

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 
 import pytest
-from helpers import cell_record, kit_copy, nox
+from helpers import cell_record, kit_copy, nox, nox_started, report_cell
 
 
 def test_a_missing_interpreter_is_a_skip_here_and_a_failure_where_pythons_are_required(tmp_path):
@@ -104,3 +107,68 @@ def test_bad_input_read_on_load_is_one_line_even_for_nox_l(tmp_path, edit, messa
     proc = nox(kit, "-l")
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"nox > {message}") and proc.stderr.count("\n") == 1
+
+
+CELL = "0.5.1-patched-py3.11"
+
+
+@pytest.fixture(scope="module")
+def one_cell_kit(tmp_path_factory):
+    """A kit copy whose cell CELL's environment the tests below share (built once, ~3 s)."""
+    return kit_copy(tmp_path_factory.mktemp("one-cell"))
+
+
+def test_a_deselected_run_is_partial_and_the_headline_not_green(one_cell_kit):
+    kit, cell = one_cell_kit, CELL
+    proc = nox(kit, "-s", f"compat({cell})", "--", "-k", "after_release and not pickle")
+    assert proc.returncode == 0, proc.stderr
+    report = nox(kit, "-s", "report")
+    assert report.returncode == 0, report.stderr
+    assert "incomplete: " in report.stderr and "1 partial or interrupted" in report.stderr
+    got = report_cell(kit, cell)
+    assert got["status"] == "partial"
+    assert got["reason"] == "partial: 28 of 85 tests selected"
+
+
+BLOCKING_TEST = """
+import time
+from pathlib import Path
+
+
+def test_zz_blocks():
+    Path({marker!r}).touch()
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize(
+    ("signal_", "reason"),
+    [
+        (signal.SIGINT, "interrupted during tests, 85 of 86 tests ran"),
+        # nox dies at once: the record it wrote when the tests began is all that is left
+        (signal.SIGTERM, "killed (or still running) during tests"),
+    ],
+    ids=["sigint", "sigterm"],
+)
+def test_an_interrupted_cell_is_recorded_with_its_phase(one_cell_kit, tmp_path, signal_, reason):
+    kit, cell = one_cell_kit, CELL
+    marker = tmp_path / "tests-started"
+    blocking = kit / "compat_tests" / "test_zz_block.py"
+    blocking.write_text(BLOCKING_TEST.format(marker=str(marker)))
+    proc = nox_started(kit, "-s", f"compat({cell})")
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marker.exists(), proc.communicate()[1]
+        os.killpg(proc.pid, signal_)  # as Ctrl-C or a CI cancel does: nox and pytest at once
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        blocking.unlink()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode != 0
+    assert cell_record(kit, cell)["phase"] == "tests"
+    assert nox(kit, "-s", "report").returncode == 0
+    got = report_cell(kit, cell)
+    assert (got["status"], got["reason"]) == ("interrupted", reason), stderr
