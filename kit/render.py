@@ -9,7 +9,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from . import PATCHES
+from . import PATCHES, MatrixError
 from .coverage import coverage_text, patch_coverage
 from .junit import WORDS
 from .releases import patched_versions
@@ -17,6 +17,7 @@ from .report import COMPAT, ICONS, LEGEND, build_report, collect
 from .report import columns as _columns
 from .report import find as _find
 from .report import first_line as _first_line
+from .sdists import write_atomically
 
 
 def verdict(report: dict) -> str:
@@ -303,19 +304,36 @@ def _release_html(rel: dict, columns: list[tuple[str, str]], points: list[str]) 
     return out
 
 
+REPORTS = ("report.md", "report.html", "report.json")
+
+
 def write_reports(build: Path = COMPAT, patches: Path = PATCHES, matrix=None) -> dict:
-    """report.md (appended to $GITHUB_STEP_SUMMARY when set), report.html and report.json."""
-    cells = collect(build, patches, matrix)
-    coverage = {v: patch_coverage(v, build, patches) for v in patched_versions(patches)}
-    report = build_report(cells, os.environ.get("GITHUB_EVENT_NAME") or "local", coverage)
-    build.mkdir(parents=True, exist_ok=True)
-    md = render_md(report)
-    (build / "report.md").write_text(md, encoding="utf-8")
-    (build / "report.html").write_text(render_html(report), encoding="utf-8")
-    (build / "report.json").write_text(
-        json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8"
-    )
+    """report.md (appended to $GITHUB_STEP_SUMMARY when set), report.html and report.json.
+
+    All three are rendered before any is written, and each is replaced whole. A report that
+    cannot be rendered removes the previous one, so that none is left looking current.
+    """
+    try:
+        cells = collect(build, patches, matrix)
+        coverage = {v: patch_coverage(v, build, patches) for v in patched_versions(patches)}
+        report = build_report(cells, os.environ.get("GITHUB_EVENT_NAME") or "local", coverage)
+        md = render_md(report)
+        texts = [md, render_html(report), json.dumps(report, indent=1, ensure_ascii=False)]
+    except Exception as exc:
+        for name in REPORTS:
+            (build / name).unlink(missing_ok=True)
+        if not isinstance(exc, MatrixError):
+            raise
+        md = f"**report could not be rendered: {exc}**\n"
+        _step_summary(md)
+        raise MatrixError(md.strip("*\n")) from None
+    for name, text in zip(REPORTS, texts):
+        write_atomically(build / name, text.encode())
+    _step_summary(md)
+    return report
+
+
+def _step_summary(md: str) -> None:
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
             summary.write(md)
-    return report

@@ -172,3 +172,39 @@ def test_an_interrupted_cell_is_recorded_with_its_phase(one_cell_kit, tmp_path, 
     assert nox(kit, "-s", "report").returncode == 0
     got = report_cell(kit, cell)
     assert (got["status"], got["reason"]) == ("interrupted", reason), stderr
+
+
+def test_a_report_that_cannot_be_rendered_leaves_none_that_looks_current(tmp_path):
+    kit = kit_copy(tmp_path)
+    compat = kit / "build" / "compat"
+    compat.mkdir(parents=True)
+    for name in ("report.md", "report.html", "report.json"):
+        (compat / name).write_text("yesterday's report")
+    expectations = kit / "compat_tests" / "expectations.toml"
+    expectations.write_text(
+        expectations.read_text().replace('affects = "<0.6.0"', 'affects = "before 0.6"', 1)
+    )
+    summary = tmp_path / "summary.md"
+    proc = nox(kit, "-s", "report", GITHUB_STEP_SUMMARY=str(summary))
+    assert proc.returncode == 1
+    message = (
+        "report could not be rendered: expectations.toml [[bug]] no-release-api: "
+        "Invalid specifier: 'before 0.6'"
+    )
+    assert f"Session report aborted: {message}" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert sorted(p.name for p in compat.iterdir()) == []
+    assert summary.read_text() == f"**{message}**\n"
+
+
+def test_a_zero_byte_record_is_named_in_a_report_that_is_not_green(tmp_path):
+    kit = kit_copy(tmp_path)
+    compat = kit / "build" / "compat"
+    compat.mkdir(parents=True)
+    (compat / "cell-0.5.1-patched-py3.11.json").write_text("")  # a full disk, say
+    proc = nox(kit, "-s", "report")
+    assert proc.returncode == 0, proc.stderr
+    assert "failed: " in proc.stderr and "1 unexpected" in proc.stderr
+    got = report_cell(kit, "0.5.1-patched-py3.11")
+    assert got["status"] == "failed"
+    assert got["reason"] == f"record unreadable: {compat / 'cell-0.5.1-patched-py3.11.json'}"
