@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import time
 
 import pytest
@@ -208,3 +209,25 @@ def test_a_zero_byte_record_is_named_in_a_report_that_is_not_green(tmp_path):
     got = report_cell(kit, "0.5.1-patched-py3.11")
     assert got["status"] == "failed"
     assert got["reason"] == f"record unreadable: {compat / 'cell-0.5.1-patched-py3.11.json'}"
+
+
+def test_build_into_a_read_only_dist_fails_in_one_line_before_building(tmp_path):
+    kit = kit_copy(tmp_path)
+    dist = kit / "dist"
+    dist.mkdir()
+    dist.chmod(0o555)
+    root = os.geteuid() == 0  # root writes through file modes: make the directory immutable
+    if root:
+        subprocess.run(["chattr", "+i", str(dist)], check=True)
+    try:
+        started = time.monotonic()
+        proc = nox(kit, "-s", "build", "--", "0.5.1")
+        took = time.monotonic() - started
+    finally:
+        if root:
+            subprocess.run(["chattr", "-i", str(dist)], check=True)
+        dist.chmod(0o755)
+    assert proc.returncode == 1
+    assert f"Session build aborted: cannot write to {dist}: " in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert took < 10 and list(dist.iterdir()) == []  # no wheel was built first
