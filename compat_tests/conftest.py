@@ -66,9 +66,14 @@ def _selectors(item: pytest.Item) -> set[str]:
     return {point, f"{point}::{getattr(item, 'originalname', item.name)}", _test_id(item)}
 
 
+_TOLD: dict = {}
+
+
 def _tell_the_cell(**found) -> None:
-    """What kit.cells records of the run: how many tests it selected, or why it could not."""
-    if os.environ.get("COMPAT_COLLECTED"):
+    """What kit.cells records of the run: how many tests it selected, or why it could not (told
+    first, and kept: pytest finishes the collection after a usage error too)."""
+    if os.environ.get("COMPAT_COLLECTED") and "error" not in _TOLD:
+        _TOLD.update(found)
         write_atomically(Path(os.environ["COMPAT_COLLECTED"]), json.dumps(found).encode())
 
 

@@ -231,3 +231,33 @@ def test_build_into_a_read_only_dist_fails_in_one_line_before_building(tmp_path)
     assert f"Session build aborted: cannot write to {dist}: " in proc.stderr
     assert "Traceback" not in proc.stderr
     assert took < 10 and list(dist.iterdir()) == []  # no wheel was built first
+
+
+@pytest.mark.parametrize(
+    ("selector", "message"),
+    [
+        (
+            "kept_items::test_nope",
+            "kept_items::test_nope: test_kept_items.py has no test test_nope",
+        ),
+        ("kept_item", "kept_item: no contract point kept_item (test_kept_item.py)"),
+    ],
+    ids=["unknown-test", "unknown-point"],
+)
+def test_an_unknown_selector_names_its_cause_in_the_cell_and_the_report(
+    one_cell_kit, selector, message
+):
+    kit, cell = one_cell_kit, CELL
+    expectations = kit / "compat_tests" / "expectations.toml"
+    text = expectations.read_text()
+    expectations.write_text(text.replace('"release_then_gc",', f'"release_then_gc", "{selector}",'))
+    try:
+        proc = nox(kit, "-s", f"compat({cell})")
+        report = nox(kit, "-s", "report")
+    finally:
+        expectations.write_text(text)
+    message = f"expectations.toml [[bug]] no-release-api: {message}"
+    assert proc.returncode == 1 and message in proc.stdout + proc.stderr
+    assert cell_record(kit, cell)["reason"] == message
+    assert report.returncode == 1
+    assert f"Session report aborted: report could not be rendered: {message}" in report.stderr
