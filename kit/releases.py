@@ -15,7 +15,6 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from . import PATCHES, ROOT, MatrixError, version_key
-from .sdists import write_atomically
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -82,7 +81,7 @@ def dump(rows: dict[str, Release], fix: Release) -> str:
 
 
 def save(rows: dict[str, Release], path: Path = RELEASES_FILE) -> None:
-    write_atomically(path, dump(rows, UPSTREAM_FIX).encode())
+    path.write_text(dump(rows, UPSTREAM_FIX))
     RELEASES.clear()
     RELEASES.update(_load(path)[0])
 

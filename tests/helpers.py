@@ -44,26 +44,36 @@ ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".nox" / ".cache"
 
 
-def nox_started(cwd: Path, *args: str, **env: str) -> subprocess.Popen:
-    """nox running in a process group of its own, to be signalled as a terminal would."""
+def nox_env(**env: str) -> dict[str, str]:
+    """The environment nox runs the kit in: this Python's tools, not the outer nox session's."""
     path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
     outer = ("CI", "PATH", "VIRTUAL_ENV", "UV_PYTHON", "UV_PROJECT_ENVIRONMENT")  # nox's own
     environ = {k: v for k, v in os.environ.items() if k not in outer}
+    return {**environ, "PATH": path, **env}
+
+
+def nox(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "nox", *args],
+        cwd=cwd,
+        env=nox_env(**env),
+        capture_output=True,
+        text=True,
+    )
+
+
+def nox_started(cwd: Path, *args: str, **env: str) -> subprocess.Popen:
+    """nox started in the background, in a process group of its own to signal as a terminal
+    does (nox and what it runs at once)."""
     return subprocess.Popen(
         [sys.executable, "-m", "nox", *args],
         cwd=cwd,
-        env={**environ, "PATH": path, **env},
+        env=nox_env(**env),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
     )
-
-
-def nox(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    proc = nox_started(cwd, *args, **env)
-    stdout, stderr = proc.communicate()
-    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
 def kit_copy(tmp_path: Path, cache: bool = True) -> Path:

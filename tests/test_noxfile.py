@@ -147,9 +147,9 @@ def test_zz_blocks():
     [
         (signal.SIGINT, "interrupted during tests, 85 of 86 tests ran"),
         # nox dies at once: the record it wrote when the tests began is all that is left
-        (signal.SIGTERM, "killed (or still running) during tests"),
+        (signal.SIGKILL, "killed (or still running) during tests"),
     ],
-    ids=["sigint", "sigterm"],
+    ids=["sigint", "sigkill"],
 )
 def test_an_interrupted_cell_is_recorded_with_its_phase(one_cell_kit, tmp_path, signal_, reason):
     kit, cell = one_cell_kit, CELL
@@ -162,7 +162,7 @@ def test_an_interrupted_cell_is_recorded_with_its_phase(one_cell_kit, tmp_path, 
         while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
         assert marker.exists(), proc.communicate()[1]
-        os.killpg(proc.pid, signal_)  # as Ctrl-C or a CI cancel does: nox and pytest at once
+        os.killpg(proc.pid, signal_)  # as Ctrl-C does: nox and pytest at once
         _, stderr = proc.communicate(timeout=30)
     finally:
         blocking.unlink()
