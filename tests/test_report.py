@@ -323,26 +323,26 @@ def test_an_interrupted_run_that_failed_a_test_is_failed(tmp_path, patches):
     )
 
 
-@pytest.mark.parametrize("text", ["", '{"key": "0.6.9-unpatched-py3.11", "sta', "[]"])
-def test_an_unreadable_record_is_named_and_never_passed(tmp_path, patches, text):
+@pytest.mark.parametrize(
+    ("name", "text", "reason", "label"),
+    [
+        ("cell-{}.json", "", "record unreadable", "2 passed (record unreadable: "),
+        ("cell-{}.json", '{"key": "0.6.9-unpatched-py3.11", "sta', "record unreadable", "2 passed"),
+        ("cell-{}.json", "[]", "record unreadable", "2 passed (record unreadable: "),
+        ("junit-{}.xml", "", "JUnit file unreadable", "JUnit file unreadable: "),
+        ("junit-{}.xml", "<testsuites><testsuite><testca", "JUnit file unreadable", "JUnit file"),
+    ],
+    ids=["empty-record", "cut-record", "not-a-record", "empty-junit", "cut-junit"],
+)
+def test_an_unreadable_record_or_junit_file_is_named_and_never_passed(
+    tmp_path, patches, name, text, reason, label
+):
     build = tmp_path / "build"
     ran(build, "0.6.9-unpatched-py3.11", PASSING, 2, 2, 2)
-    path = build / "cell-0.6.9-unpatched-py3.11.json"
-    path.write_text(text)
-    data, build = run(tmp_path, patches)
-    got = cell(data, "0.6.9-unpatched-py3.11")
-    assert (got["status"], got["reason"]) == ("failed", f"record unreadable: {path}")
-    assert got["label"].startswith("2 passed (record unreadable: ")
-    assert render.verdict(data) == "failed"
-
-
-@pytest.mark.parametrize("text", ["", "<testsuites><testsuite name='pytest'><testca"])
-def test_an_unreadable_junit_file_is_named_and_never_passed(tmp_path, patches, text):
-    build = tmp_path / "build"
-    ran(build, "0.6.9-unpatched-py3.11", PASSING, 2, 2, 2)
-    path = build / "junit-0.6.9-unpatched-py3.11.xml"
+    path = build / name.format("0.6.9-unpatched-py3.11")
     path.write_text(text)
     data, _ = run(tmp_path, patches)
     got = cell(data, "0.6.9-unpatched-py3.11")
-    assert (got["status"], got["reason"]) == ("failed", f"JUnit file unreadable: {path}")
-    assert got["label"].startswith("JUnit file unreadable: ")
+    assert (got["status"], got["reason"]) == ("failed", f"{reason}: {path}")
+    assert got["label"].startswith(label)
+    assert render.verdict(data) == "failed"
