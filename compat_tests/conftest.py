@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import gc
+import json
 import os
 import platform
 import re
@@ -19,6 +20,7 @@ from packaging.version import Version
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the kit, beside the tests
 from kit import MatrixError, expectations, releases  # noqa: E402
+from kit.safe import write_atomically  # noqa: E402
 
 os.environ.pop("OPENAI_API_KEY", None)
 os.environ["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
@@ -46,13 +48,33 @@ def pytest_report_header(config):
     return f"openai-agents {SDK} ({VARIANT}) on Python {platform.python_version()}; {deps}"
 
 
-def _selectors(item: pytest.Item) -> set[str]:
-    """`point`, `point::test` and `point::test[params]`: the ways expectations name tests."""
-    point = Path(str(item.fspath)).stem.removeprefix("test_")
+def _point(item: pytest.Item) -> str:
+    return Path(str(item.fspath)).stem.removeprefix("test_")
+
+
+def _test_id(item: pytest.Item) -> str:
+    """`point::test[params]`, the same for each repeat of a test."""
     name = item.name
     if item.config.getoption("count", 1) > 1:  # pytest-repeat: `t[a-3-20]` is `t[a]`, `t[3-20]` `t`
         name = re.sub(r"(-|\[)\d+-\d+\]$", lambda m: "]" if m[1] == "-" else "", name)
-    return {point, f"{point}::{getattr(item, 'originalname', name)}", f"{point}::{name}"}
+    return f"{_point(item)}::{name}"
+
+
+def _selectors(item: pytest.Item) -> set[str]:
+    """`point`, `point::test` and `point::test[params]`: the ways expectations name tests."""
+    point = _point(item)
+    return {point, f"{point}::{getattr(item, 'originalname', item.name)}", _test_id(item)}
+
+
+_TOLD: dict = {}
+
+
+def _tell_the_cell(**found) -> None:
+    """What kit.cells records of the run: how many tests it selected, or why it could not (told
+    first, and kept: pytest finishes the collection after a usage error too)."""
+    if os.environ.get("COMPAT_COLLECTED") and "error" not in _TOLD:
+        _TOLD.update(found)
+        write_atomically(Path(os.environ["COMPAT_COLLECTED"]), json.dumps(found).encode())
 
 
 def pytest_collection_modifyitems(config, items):
@@ -63,16 +85,21 @@ def pytest_collection_modifyitems(config, items):
             Path(__file__).with_name("expectations.toml"), list(releases.RELEASES)
         )
     except MatrixError as exc:
+        _tell_the_cell(error=str(exc))
         raise pytest.UsageError(str(exc)) from None
     selectors = {item: _selectors(item) for item in items}
     collected = set().union(*selectors.values())
     points = {s for s in collected if "::" not in s}
-    unknown = {
-        t for c in causes for t in c.tests if t.split("::")[0] in points and t not in collected
-    }
+    unknown = sorted(
+        f"{t} ({c.id})"
+        for c in causes
+        for t in c.tests
+        if t.split("::")[0] in points and t not in collected
+    )
     if unknown and not config.option.keyword and not config.option.markexpr:
-        unknown_text = ", ".join(sorted(unknown))
-        raise pytest.UsageError(f"expectations.toml names tests that do not exist: {unknown_text}")
+        message = f"expectations.toml names tests that do not exist: {', '.join(unknown)}"
+        _tell_the_cell(error=message)
+        raise pytest.UsageError(message)
     expected = expectations.expected(causes, SDK, VARIANT)
     for item in items:
         found = list(dict.fromkeys(c for s in selectors[item] for c in expected.get(s, [])))
@@ -88,6 +115,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_collection_finish(session):
+    # After -k, -m, --deselect and pytest-repeat: a run selecting fewer tests is partial.
+    _tell_the_cell(tests=len({_test_id(i) for i in session.items}), items=len(session.items))
     # Move everything imported so far out of the collector's sight: full collections in the
     # tests then take microseconds instead of a tenth of a second each.
     gc.collect()

@@ -4,6 +4,7 @@ stopped before its tests shows as failed with its reason, never as not run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -14,6 +15,7 @@ from . import ROOT, MatrixError
 from .envs import InterpreterNotFound, environment
 from .releases import Cell
 from .report import COMPAT
+from .safe import write_atomically
 
 COVERAGE = "coverage==7.8.0"
 # Set in GitHub Actions, which installs every Python: there a missing interpreter fails the cell.
@@ -25,12 +27,38 @@ def paths(cell: Cell, build: Path = COMPAT) -> dict[str, Path]:
         "junit": build / f"junit-{cell.key}.xml",
         "coverage": build / f"coverage-{cell.key}.json",
         "record": build / f"cell-{cell.key}.json",
+        # What compat_tests/conftest.py collected: the whole suite, and what the run selected.
+        "suite": build / f"suite-{cell.key}.json",
+        "selected": build / f"selected-{cell.key}.json",
     }
 
 
 def _record(cell: Cell, status: str, **fields) -> None:
     record = {"key": cell.key, "status": status, **fields}
-    paths(cell)["record"].write_text(json.dumps(record, indent=1) + "\n")
+    write_atomically(paths(cell)["record"], (json.dumps(record, indent=1) + "\n").encode())
+
+
+@contextlib.contextmanager
+def _phase(cell: Cell, phase: str, fields: dict):
+    """The record says `running` in `phase` until the phase ends: a cell killed outright leaves
+    it so, and the report reads it as stopped there. An interrupt is recorded as such."""
+    _record(cell, "running", phase=phase, **fields)
+    try:
+        yield
+    except KeyboardInterrupt:
+        _record(cell, "interrupted", phase=phase, **fields)
+        raise
+
+
+def _collected(path: Path) -> dict:
+    """What the conftest wrote (`tests`: distinct tests, `items`: with repeats, or `error`), read
+    once: the record keeps it."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def run(cell: Cell, pytest_args: list[str], command: Callable, log: Callable) -> None:
@@ -38,7 +66,8 @@ def run(cell: Cell, pytest_args: list[str], command: Callable, log: Callable) ->
 
     A missing interpreter raises InterpreterNotFound (the caller skips the cell, or fails it with
     COMPAT_REQUIRE_PYTHONS=1); any other problem before the tests raises MatrixError. Either way
-    the record says why, and no older result of the cell is left behind.
+    the record says why, and no older result of the cell is left behind. The record also says how
+    many tests the suite has and how many ran, so that the report can tell a partial run.
     """
     COMPAT.mkdir(parents=True, exist_ok=True)
     files = paths(cell)
@@ -47,17 +76,19 @@ def run(cell: Cell, pytest_args: list[str], command: Callable, log: Callable) ->
     # The report's patch coverage: the series' lines that the patched cells run.
     coverage = os.environ.get("COMPAT_COVERAGE") == "1" and cell.variant == "patched"
     started = time.monotonic()
-    try:
-        env = environment(
-            cell.key, cell.python, cell.version, cell.variant, (COVERAGE,) if coverage else ()
-        )
-    except InterpreterNotFound as exc:
-        _record(cell, "failed" if REQUIRE_PYTHONS else "unavailable", reason=str(exc))
-        raise
-    except MatrixError as exc:
-        _record(cell, "failed", reason=str(exc))
-        raise
-    setup = time.monotonic() - started
+    fields: dict = {}
+    with _phase(cell, "setup", fields):
+        try:
+            env = environment(
+                cell.key, cell.python, cell.version, cell.variant, (COVERAGE,) if coverage else ()
+            )
+        except InterpreterNotFound as exc:
+            _record(cell, "failed" if REQUIRE_PYTHONS else "unavailable", reason=str(exc))
+            raise
+        except MatrixError as exc:
+            _record(cell, "failed", reason=str(exc))
+            raise
+    fields.update(setup_seconds=round(time.monotonic() - started, 2), reused=env["reused"])
     state = "reused" if env["reused"] else "built"
     log(f"series applied: {', '.join(env['series']) or 'none'}; environment {state}")
     python = env["python"]
@@ -71,17 +102,35 @@ def run(cell: Cell, pytest_args: list[str], command: Callable, log: Callable) ->
     }
     prefix = ["-m", "coverage", "run", "--source=agents"] if coverage else []
     tests_started = time.monotonic()
-    try:
-        command(python, *prefix, "-m", "pytest", "compat_tests", f"--junitxml={files['junit']}",
-            *pytest_args, env=variables, external=True)  # fmt: skip
-    finally:
-        tests = time.monotonic() - tests_started
-        _record(cell, "ran", setup_seconds=round(setup, 2), test_seconds=round(tests, 2),
-                reused=env["reused"])  # fmt: skip
-        if coverage:
+    failed = None
+    with _phase(cell, "tests", fields):
+        try:
+            if pytest_args:  # they may narrow the run: count the whole suite first (a second)
+                with contextlib.suppress(Exception):  # if this fails, so does the run, saying how
+                    command(python, "-m", "pytest", "compat_tests", "--collect-only", "-q",
+                        env={**variables, "COMPAT_COLLECTED": str(files["suite"])}, silent=True,
+                        external=True)  # fmt: skip
+            command(python, *prefix, "-m", "pytest", "compat_tests", f"--junitxml={files['junit']}",
+                *pytest_args, env={**variables, "COMPAT_COLLECTED": str(files["selected"])},
+                external=True)  # fmt: skip
+        except Exception as exc:  # the tests failed (nox's CommandFailed): record them all the same
+            failed = exc
+        finally:
+            selected = _collected(files["selected"])
+            suite = _collected(files["suite"]) if pytest_args else selected
+            fields.update(test_seconds=round(time.monotonic() - tests_started, 2),
+                suite_tests=suite.get("tests"), tests=selected.get("tests"),
+                items=selected.get("items"))  # fmt: skip
+            error = selected.get("error") or suite.get("error")  # the suite could not start
+            fields.update({"reason": error} if error else {})
+    if coverage:
+        with _phase(cell, "coverage", fields):
             command(python, "-m", "coverage", "json", "-q", "-o", str(files["coverage"]),
                 env=variables, external=True)  # fmt: skip
             files["coverage"].with_suffix(".data").unlink(missing_ok=True)
+    _record(cell, "ran", **fields)
+    if failed:
+        raise failed
 
 
 _STARTED: list[float] = []

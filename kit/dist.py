@@ -29,6 +29,15 @@ def check_build_number(version: str) -> None:
         )
 
 
+def writable(dist: Path) -> None:
+    """Fail in one line, before building anything, when `dist` cannot take the files."""
+    try:
+        dist.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=dist).close()
+    except OSError as exc:
+        raise MatrixError(f"cannot write to {dist}: {exc.strerror or exc}") from None
+
+
 def local_version(version: str) -> str:
     return f"{version}+agentrelease.{release(version).build}"
 
@@ -71,6 +80,7 @@ def check_wheel(version: str, wheel: Path) -> None:
 def build(version: str, dist: Path = DIST) -> list[Path]:
     """The patched wheel and the constraints file of one release, into `dist`."""
     check_build_number(version)
+    writable(dist)
     with tempfile.TemporaryDirectory() as tmp:
         tree = make_tree(version, Path(tmp) / "sdk")
         apply_series(version, tree)

@@ -6,6 +6,7 @@ report (which groups failures by cause). Runs inside every cell, so Python 3.9 a
 
 from __future__ import annotations
 
+import ast
 import builtins
 import re
 import sys
@@ -78,10 +79,33 @@ def _cause(kind: str, entry: dict, where: str) -> Cause:
                  affects, tuple(entry["tests"]), raises)  # fmt: skip
 
 
+def _test_names(test_file: Path) -> set[str] | None:
+    """The test functions a contract point's file defines; None when there is no such file."""
+    if not test_file.is_file():
+        return None
+    tree = ast.parse(test_file.read_text(), str(test_file))
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _check_tests(cause: Cause, where: str, suite: Path) -> None:
+    """Each selector names a contract point of `suite` and, if it names a test, one of its
+    functions (parameters are checked by the cells, which collect them)."""
+    for test in cause.tests:
+        point, _, name = test.partition("::")
+        names = _test_names(suite / f"test_{point}.py")
+        if names is None:
+            raise MatrixError(f"{where}: {test}: no contract point {point} (test_{point}.py)")
+        if name and name.split("[")[0] not in names:
+            raise MatrixError(f"{where}: {test}: test_{point}.py has no test {name.split('[')[0]}")
+
+
 def load(path: Path = EXPECTATIONS, releases: list[str] | None = None) -> list[Cause]:
     """Every cause, checked: known keys, a valid range that names at least one of `releases`
-    (when given), a commit, test selectors, unique ids."""
-    data = tomllib.loads(path.read_text())
+    (when given), a commit, test selectors of the contract suite beside `path`, unique ids."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise MatrixError(f"{path.name}: {exc}") from None
     if set(data) - set(KINDS):
         raise MatrixError(f"{path.name}: unknown tables {sorted(set(data) - set(KINDS))}")
     causes = [
@@ -95,6 +119,7 @@ def load(path: Path = EXPECTATIONS, releases: list[str] | None = None) -> list[C
             f"{path.name}: ids used twice: {sorted({i for i in ids if ids.count(i) > 1})}"
         )
     for cause in causes:
+        _check_tests(cause, f"{path.name} [[{cause.kind}]] {cause.id}", path.parent)
         if releases is not None and not any(Version(v) in cause.affects for v in releases):
             raise MatrixError(
                 f"{path.name} [[{cause.kind}]] {cause.id}: affects {cause.affects} names no "

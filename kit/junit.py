@@ -33,14 +33,21 @@ class Case:
 
 
 def read(path: Path) -> tuple[str, list[Case]]:
-    """The suite's name and the cases of one JUnit file."""
+    """The suite's name and the cases of one JUnit file; one that cannot be read is a failure."""
     try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as exc:
-        return "", [Case("junit", "", "failed", f"unreadable JUnit file: {exc}")]
+        return parse(path)
+    except (ET.ParseError, OSError) as exc:
+        return "", [Case("junit", "", "failed", f"unreadable JUnit file {path}: {exc}")]
+
+
+def parse(path: Path) -> tuple[str, list[Case]]:
+    """As `read`, raising ET.ParseError or OSError for a file that cannot be read."""
+    root = ET.parse(path).getroot()
     suite = root if root.tag == "testsuite" else root.find("testsuite")
     cases = []
     for tc in root.iter("testcase"):
+        if not tc.get("name"):  # pytest's mark of a test interrupted before it reported: not run
+            continue
         point = Path(tc.get("file") or tc.get("name", "")).stem.removeprefix("test_")
         name = tc.get("name", "") if tc.get("classname") else ""
         bad = next((e for e in tc if e.tag in ("failure", "error")), None)

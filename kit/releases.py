@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import hashlib
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from packaging.specifiers import SpecifierSet
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from . import PATCHES, ROOT, MatrixError, version_key
@@ -93,16 +96,73 @@ def save(rows: dict[str, Release], path: Path = RELEASES_FILE) -> None:
     RELEASES.update(_load(path)[0])
 
 
+def _checked(check: Callable, value) -> bool:
+    try:
+        return bool(check(value))
+    except (InvalidVersion, InvalidSpecifier, ValueError, TypeError, AttributeError):
+        return False
+
+
+# Each field of a row: what a valid value passes, and what it looks like.
+FIELDS = {
+    "version": (lambda v: str(Version(v)) == v, "a PEP 440 version such as 0.5.1"),
+    "published": (
+        lambda v: datetime.datetime.fromisoformat(v.replace("Z", "+00:00")),
+        "an upload time such as 2025-06-18T00:49:15Z",
+    ),
+    "requires_python": (SpecifierSet, "a PEP 440 specifier such as >=3.9"),
+    "pythons": (
+        lambda v: isinstance(v, list) and all(re.fullmatch(r"3\.\d+", p) for p in v),
+        'a list such as ["3.9", "3.10"]',
+    ),
+    "tag": (lambda v: re.fullmatch(r"[0-9a-f]{40}", v), "a 40-digit commit id"),
+    "build": (lambda v: type(v) is int and v >= 0, "a whole number"),
+    "series_sha256": (lambda v: re.fullmatch(r"[0-9a-f]{64}", v), "a sha256 hex digest"),
+}
+REQUIRED = ("version", "published", "requires_python", "pythons")
+
+
+def _release(entry, where: str) -> Release:
+    """One table of releases.toml as a Release, every field checked; `where` names the table."""
+    if not isinstance(entry, dict):
+        raise MatrixError(f"{where}: not a table")
+    missing = [key for key in REQUIRED if key not in entry]
+    if missing:
+        raise MatrixError(f"{where}: missing field {missing[0]}")
+    unknown = sorted(set(entry) - set(FIELDS))
+    if unknown:
+        raise MatrixError(f"{where}: unknown field {unknown[0]}; known: {', '.join(FIELDS)}")
+    for key, value in entry.items():
+        check, looks = FIELDS[key]
+        if not _checked(check, value):
+            raise MatrixError(f"{where}: {key} = {value!r} is not {looks}")
+    return Release(**{**entry, "pythons": tuple(entry["pythons"])})
+
+
 def _load(path: Path = RELEASES_FILE) -> tuple[dict[str, Release], Release]:
-    data = tomllib.loads(path.read_text())
-
-    def make(entry: dict) -> Release:
-        return Release(**{**entry, "pythons": tuple(entry["pythons"])})
-
-    rows = [make(entry) for entry in data["release"]]
-    if [r.version for r in rows] != sorted((r.version for r in rows), key=version_key):
-        raise MatrixError(f"{path.name}: releases must be listed oldest first")
-    return {r.version: r for r in rows}, make(data["upstream_fix"])
+    """The rows and the upstream fix, every row and field checked: one line names a problem."""
+    text = path.read_text()
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise MatrixError(f"{path.name}: {exc}") from None
+    if not isinstance(data.get("release"), list) or "upstream_fix" not in data:
+        raise MatrixError(f"{path.name}: needs an [upstream_fix] table and [[release]] rows")
+    lines = [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "[[release]]"]
+    rows: dict[str, Release] = {}
+    for n, entry in enumerate(data["release"]):
+        line = lines[n] if n < len(lines) else "?"
+        version = entry.get("version", f"#{n + 1}") if isinstance(entry, dict) else f"#{n + 1}"
+        where = f"{path.name}:{line}: [[release]] {version}"
+        rel = _release(entry, where)
+        if rel.version in rows:
+            raise MatrixError(f"{where}: listed twice; keep one row per release")
+        last = list(rows)[-1] if rows else None
+        if last and version_key(rel.version) < version_key(last):
+            raise MatrixError(f"{where}: after {last}; releases must be listed oldest first")
+        rows[rel.version] = rel
+    fix = _release(data["upstream_fix"], f"{path.name}: [upstream_fix]")
+    return rows, fix
 
 
 RELEASES, UPSTREAM_FIX = _load()
@@ -130,11 +190,12 @@ def patched_versions(patches: Path = PATCHES) -> list[str]:
     """Releases that have a series: the `patches/<version>/` directories, the source of truth."""
     found = [d.name for d in patches.iterdir() if d.is_dir()] if patches.is_dir() else []
     for name in found:
-        try:
-            Version(name)
-        except InvalidVersion:
-            raise MatrixError(f"patches/{name}/ is not named after an SDK release") from None
-        release(name)
+        if name not in RELEASES:
+            raise MatrixError(f"patches/{name}/ has no row in releases.toml: rename or remove it")
+        if not any((patches / name).glob("*.patch")):
+            raise MatrixError(
+                f"patches/{name}/ holds no *.patch files: restore its series or remove it"
+            )
     return sorted(found, key=version_key)
 
 

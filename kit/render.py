@@ -9,7 +9,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from . import PATCHES
+from . import PATCHES, MatrixError
 from .coverage import coverage_text, patch_coverage
 from .junit import WORDS
 from .releases import patched_versions
@@ -17,14 +17,16 @@ from .report import COMPAT, ICONS, LEGEND, build_report, collect
 from .report import columns as _columns
 from .report import find as _find
 from .report import first_line as _first_line
+from .safe import write_atomically
 
 
 def verdict(report: dict) -> str:
-    """failed while anything is unexpected; incomplete while a cell did not run; else passed."""
+    """failed while anything is unexpected; incomplete while a cell did not run or ran only in
+    part; else passed."""
     t = report["totals"]
     if t["unexpected"]:
         return "failed"
-    return "incomplete" if t["not_run"] or t["unavailable"] else "passed"
+    return "incomplete" if t["partial"] or t["not_run"] or t["unavailable"] else "passed"
 
 
 def summary_line(report: dict) -> str:
@@ -32,6 +34,7 @@ def summary_line(report: dict) -> str:
     counts = [
         f"{t['as_expected']} as expected",
         f"{t['unexpected']} unexpected",
+        f"{t['partial']} partial or interrupted",
         f"{t['unavailable']} without their interpreter here",
         f"{t['not_run']} not run",
     ]
@@ -97,7 +100,8 @@ text-align:left;vertical-align:top} th{background:#f6f8fa} a{color:inherit;text-
 td a:hover{text-decoration:underline} .muted{color:#656d76} code{font-size:12px}
 .passed{background:#dafbe1} .bug-shown,.bug{background:#ddf4ff} .skipped{background:#f6f8fa}
 .failed,.xpass{background:#ffc1ba;font-weight:600} .obsolete{background:#fff1a8;font-weight:600}
-.not-run,.unavailable{background:#f6f8fa;color:#656d76} .verdict-passed{background:#dafbe1}
+.not-run,.unavailable{background:#f6f8fa;color:#656d76}
+.partial,.interrupted{background:#ffe0b2;font-weight:600} .verdict-passed{background:#dafbe1}
 .verdict-failed{background:#ffc1ba} .verdict-incomplete{background:#fff1a8}
 .grid td{text-align:center;padding:1px 3px;white-space:nowrap} .grid td:first-child{text-align:left}
 .grid th{font-size:11px;padding:2px 3px} .pt{display:inline-block;width:15px;border-radius:3px;
@@ -117,7 +121,7 @@ def _point_status(cell: dict | None, point: str) -> str | None:
     """A cell's outcome for one contract point; None when the cell does not exist."""
     if cell is None:
         return None
-    if not cell["cases"] and cell["status"] in ("failed", "unavailable"):
+    if not cell["cases"] and cell["status"] in ("failed", "interrupted", "unavailable"):
         return cell["status"]  # it stopped before its tests
     outcomes = {c["outcome"] for c in cell["cases"] if c["point"] == point}
     for status, found in (("failed", "failed"), ("failed", "xpass"), ("bug-shown", "bug")):
@@ -127,7 +131,7 @@ def _point_status(cell: dict | None, point: str) -> str | None:
 
 
 def _worst(statuses: list[str | None]) -> str | None:
-    order = ["failed", "bug-shown", "passed", "skipped", "unavailable", "not-run"]
+    order = ["failed", "interrupted", "bug-shown", "passed", "skipped", "unavailable", "not-run"]
     return next((s for s in order if s in statuses), None)
 
 
@@ -300,19 +304,36 @@ def _release_html(rel: dict, columns: list[tuple[str, str]], points: list[str]) 
     return out
 
 
+REPORTS = ("report.md", "report.html", "report.json")
+
+
 def write_reports(build: Path = COMPAT, patches: Path = PATCHES, matrix=None) -> dict:
-    """report.md (appended to $GITHUB_STEP_SUMMARY when set), report.html and report.json."""
-    cells = collect(build, patches, matrix)
-    coverage = {v: patch_coverage(v, build, patches) for v in patched_versions(patches)}
-    report = build_report(cells, os.environ.get("GITHUB_EVENT_NAME") or "local", coverage)
-    build.mkdir(parents=True, exist_ok=True)
-    md = render_md(report)
-    (build / "report.md").write_text(md, encoding="utf-8")
-    (build / "report.html").write_text(render_html(report), encoding="utf-8")
-    (build / "report.json").write_text(
-        json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8"
-    )
+    """report.md (appended to $GITHUB_STEP_SUMMARY when set), report.html and report.json.
+
+    All three are rendered before any is written, and each is replaced whole. A report that
+    cannot be rendered removes the previous one, so that none is left looking current.
+    """
+    try:
+        cells = collect(build, patches, matrix)
+        coverage = {v: patch_coverage(v, build, patches) for v in patched_versions(patches)}
+        report = build_report(cells, os.environ.get("GITHUB_EVENT_NAME") or "local", coverage)
+        md = render_md(report)
+        texts = [md, render_html(report), json.dumps(report, indent=1, ensure_ascii=False)]
+    except Exception as exc:
+        for name in REPORTS:
+            (build / name).unlink(missing_ok=True)
+        if not isinstance(exc, MatrixError):
+            raise
+        md = f"**report could not be rendered: {exc}**\n"
+        _step_summary(md)
+        raise MatrixError(md.strip("*\n")) from None
+    for name, text in zip(REPORTS, texts):
+        write_atomically(build / name, text.encode())
+    _step_summary(md)
+    return report
+
+
+def _step_summary(md: str) -> None:
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
             summary.write(md)
-    return report

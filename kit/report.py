@@ -6,13 +6,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import BUILD, PATCHES, expectations, releases, version_key
 from .junit import WORDS, Case
-from .junit import read as parse_junit
+from .junit import parse as parse_junit
 from .releases import RELEASES, patched_versions, series
 
 COMPAT = BUILD / "compat"
@@ -23,6 +24,8 @@ ICONS = {
     "passed": "✓",
     "bug-shown": "◆",
     "failed": "✗",
+    "partial": "◐",
+    "interrupted": "‖",
     "obsolete": "⚠",
     "unavailable": "∅",
     "not-run": "○",
@@ -32,11 +35,15 @@ LEGEND = {
     "bug-shown": "bug shown: the unpatched release fails as compat_tests/expectations.toml expects",
     "failed": "failed: an unexpected failure, an expected failure that passed, or a cell that "
     "stopped before its tests (with its reason)",
+    "partial": "partial: the run selected or ran fewer tests than the suite has (-k, --deselect, "
+    "-x, or a JUnit file cut short)",
+    "interrupted": "interrupted: the cell was stopped (Ctrl-C, killed) in setup, tests or coverage",
     "obsolete": "unpatched passes everything although a series exists: the patch may be obsolete",
     "unavailable": "interpreter not available here: the cell could not run on this machine",
     "not-run": "not run: nobody ran this cell",
 }
 UNEXPECTED = ("failed", "obsolete")
+INCOMPLETE = ("partial", "interrupted")  # neither expected nor a failure: run the cell again
 
 
 @dataclass
@@ -48,6 +55,7 @@ class CellResult:
     cases: list[Case] | None = None  # None: no JUnit file
     suite: str = ""
     record: dict | None = None  # what the cell wrote of its run (kit.cells); None: never ran
+    problem: str = ""  # its record or JUnit file could not be read
 
     @property
     def key(self) -> str:
@@ -58,25 +66,63 @@ class CellResult:
         return Counter(c.outcome for c in self.cases or [])
 
     @property
+    def stopped(self) -> str:
+        """The phase the cell was interrupted in, or killed in (its record still `running`)."""
+        record = self.record or {}
+        return record.get("phase", "") if record.get("status") in ("interrupted", "running") else ""
+
+    @property
+    def shortfall(self) -> str:
+        """How a finished run fell short of the suite: fewer tests selected, or fewer ran."""
+        record = self.record or {}
+        if record.get("status") != "ran" or not self.cases:
+            return ""
+        counted = [record.get(k) for k in ("suite_tests", "tests", "items")]
+        if not all(isinstance(n, int) for n in counted):
+            return "partial: the cell did not record how many tests its suite has"
+        suite, selected, items = counted
+        if selected < suite:
+            return f"partial: {selected} of {suite} tests selected"
+        if len(self.cases) < items:
+            return f"partial: {len(self.cases)} of {items} tests ran"
+        return ""
+
+    @property
     def reason(self) -> str:
-        """Why a cell that ran has no results: it stopped before its tests, or wrote none."""
-        if self.record and self.record["status"] in ("failed", "unavailable"):
-            return self.record.get("reason", "")
+        """Why a cell has no complete results: it stopped, its files are unreadable, it wrote no
+        JUnit file, or it ran too few tests."""
+        record = self.record or {}
+        if self.stopped:
+            how = (
+                "interrupted" if record["status"] == "interrupted" else "killed (or still running)"
+            )
+            ran = (
+                f", {len(self.cases or [])} of {record['items']} tests ran"
+                if record.get("items")
+                else ""
+            )
+            return f"{how} during {self.stopped}{ran}"
+        if self.problem or record.get("reason"):
+            return self.problem or record["reason"]
         if self.record and self.cases is None:
             return "the cell ran but wrote no JUnit file"
-        return ""
+        return self.shortfall
 
     @property
     def status(self) -> str:
         n = self.counts
         if self.record and self.record["status"] == "unavailable":
             return "unavailable"
-        if self.reason:
+        if n["failed"] or n["xpass"]:  # a failure is one, however the run ended
+            return "failed"
+        if self.stopped:
+            return "interrupted"
+        if self.shortfall:
+            return "partial"
+        if self.reason or self.cases == []:
             return "failed"
         if self.cases is None:
             return "not-run"
-        if n["failed"] or n["xpass"] or not self.cases:
-            return "failed"
         if n["bug"]:
             return "bug-shown"
         return "obsolete" if self.variant == "unpatched" and self.series else "passed"
@@ -85,14 +131,16 @@ class CellResult:
     def label(self) -> str:
         if self.status == "unavailable":
             return "interpreter not available here"
-        if self.reason:
+        if self.record and self.record["status"] == "failed":
             return f"failed before its tests: {first_line(self.reason, 120)}"
-        if self.cases is None:
+        if self.cases is None and not self.reason:
             return "not run"
         text = ", ".join(f"{self.counts[k]} {word}" for k, word in WORDS.items() if self.counts[k])
-        return (text or "no tests") + (
-            ": patch may be obsolete" if self.status == "obsolete" else ""
-        )
+        text += ": patch may be obsolete" if self.status == "obsolete" else ""
+        reason = first_line(self.reason, 120)
+        if text and reason:
+            return f"{text} ({reason})"
+        return text or reason or "no tests"
 
 
 def _absent_api(case: Case, absent: set[str]) -> Case:
@@ -100,6 +148,19 @@ def _absent_api(case: Case, absent: set[str]) -> Case:
     no bug, so it neither marks the cell as showing one nor fails a patched cell."""
     ids = expectations.cause_ids(case.message) if case.outcome == "bug" else []
     return dataclasses.replace(case, outcome="absent") if ids and set(ids) <= absent else case
+
+
+def _read_record(path: Path) -> tuple[dict | None, str]:
+    """A cell's record, or None and why: a record cut short (say, by a full disk) is none."""
+    if not path.exists():
+        return None, ""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        record = None
+    if isinstance(record, dict) and isinstance(record.get("status"), str):
+        return record, ""
+    return None, f"record unreadable: {path}"
 
 
 def collect(build: Path = COMPAT, patches: Path = PATCHES, matrix: list | None = None) -> list:
@@ -118,11 +179,15 @@ def collect(build: Path = COMPAT, patches: Path = PATCHES, matrix: list | None =
             cell = found.setdefault(
                 match.groups(), CellResult(version, variant, python, counts.get(version, 0))
             )
-            cell.suite, cases = parse_junit(path)
+            try:
+                cell.suite, cases = parse_junit(path)
+            except (ET.ParseError, OSError):
+                cell.problem = f"JUnit file unreadable: {path}"
+                continue
             cell.cases = [_absent_api(case, absent) for case in cases]
     for cell in found.values():
-        record = build / f"cell-{cell.key}.json"
-        cell.record = json.loads(record.read_text()) if record.exists() else None
+        cell.record, problem = _read_record(build / f"cell-{cell.key}.json")
+        cell.problem = cell.problem or problem
     return sorted(found.values(), key=lambda c: (version_key(c.version), version_key(c.python)))
 
 
@@ -152,6 +217,7 @@ def build_report(cells: list[CellResult], trigger: str, coverage: dict | None = 
     totals = {
         "cells": len(cells),
         "unexpected": sum(statuses[s] for s in UNEXPECTED),
+        "partial": sum(statuses[s] for s in INCOMPLETE),
         "unavailable": statuses["unavailable"],
         "not_run": statuses["not-run"],
     }

@@ -145,9 +145,9 @@ def render(data: dict) -> str:
         "",
         "Written by `nox -s upstream -- --publish` (`-- <version>... --publish` re-runs some; "
         "`-- --check` checks this page against docs/data/upstream.json). Each release's sdist "
-        "tree with its own `uv.lock`: `pytest`, `ruff check src tests` and the release's own `make mypy` command, first "
-        "unpatched, then with its series; the session fails if the series adds a failing test, a "
-        "ruff finding or a mypy error.",
+        "tree with its own `uv.lock`: `pytest`, `ruff check src tests` and the release's own "
+        "`make mypy` command, first unpatched, then with its series; the session fails if the "
+        "series adds a failing test, a ruff finding or a mypy error.",
         "",
         "| release | checked | unpatched: passed / failed / skipped | patched | added by series |",
         "|---|---|---|---|---|",

@@ -63,7 +63,8 @@ def nox(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
 
 
 def nox_started(cwd: Path, *args: str, **env: str) -> subprocess.Popen:
-    """nox started in the background, to signal or to run beside another."""
+    """nox started in the background, in a process group of its own to signal as a terminal
+    does (nox and what it runs at once)."""
     return subprocess.Popen(
         [sys.executable, "-m", "nox", *args],
         cwd=cwd,
@@ -71,6 +72,7 @@ def nox_started(cwd: Path, *args: str, **env: str) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
     )
 
 
@@ -90,3 +92,9 @@ def kit_copy(tmp_path: Path, cache: bool = True) -> Path:
 
 def cell_record(kit: Path, key: str) -> dict:
     return json.loads((kit / "build" / "compat" / f"cell-{key}.json").read_text())
+
+
+def report_cell(kit: Path, key: str) -> dict:
+    """A cell as `nox -s report` wrote it into report.json."""
+    report = json.loads((kit / "build" / "compat" / "report.json").read_text())
+    return next(c for r in report["releases"] for c in r["cells"] if c["key"] == key)

@@ -157,10 +157,19 @@ def test_unlisted_failures_fail_and_other_cells_do_not_leak_in(cell):
     assert "FAILED test_point.py::test_param[bad]" in proc.stdout
 
 
-def test_an_unknown_selector_is_a_usage_error(cell):
-    proc = cell(bug("point::test_renamed_long_ago", reason="stale entry"))
+@pytest.mark.parametrize(
+    ("selector", "message"),
+    [
+        # a test the file does not define: expectations.toml itself is refused
+        ("point::test_renamed_long_ago", "point::test_renamed_long_ago: test_point.py has no test"),
+        # parameters are only known once collected
+        ("point::test_param[ugly]", "do not exist: point::test_param[ugly] (stale-entry)"),
+    ],
+)
+def test_an_unknown_selector_is_a_usage_error_naming_its_cause(cell, selector, message):
+    proc = cell(bug(selector, reason="stale entry"))
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
-    assert "names tests that do not exist: point::test_renamed_long_ago" in proc.stderr
+    assert message in proc.stderr
 
 
 def test_a_bad_table_is_a_usage_error_in_the_cell(cell):

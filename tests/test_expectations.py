@@ -21,6 +21,9 @@ tests = ["release_then_gc", "streaming::test_x[a]"]
 
 
 def load(tmp_path: Path, text: str) -> list[expectations.Cause]:
+    """Load `text` as expectations.toml beside the contract points BUG names."""
+    (tmp_path / "test_release_then_gc.py").write_text("def test_frees():\n    pass\n")
+    (tmp_path / "test_streaming.py").write_text("async def test_x(case):\n    pass\n")
     path = tmp_path / "expectations.toml"
     path.write_text(textwrap.dedent(text))
     return expectations.load(path, list(releases.RELEASES))
@@ -69,6 +72,20 @@ def test_causes_of_the_same_test_are_all_named(tmp_path: Path):
         (('"streaming::test_x[a]"', '"streaming test"'), "not a test selector"),
         (('commit = "2d665c9a67fd"', 'commit = "Sandbox"'), "is not a commit id"),
         (("tests = [", 'raises = ["Nope"]\ntests = ['), "names no builtin exception"),
+        (
+            ("tests = [", "tests = [,"),
+            r"^expectations.toml: Invalid value \(at line 8, column 10\)$",
+        ),
+        (
+            ('"release_then_gc"', '"releas_then_gc"'),
+            r"^expectations.toml \[\[bug\]\] pin: releas_then_gc: no contract point "
+            r"releas_then_gc \(test_releas_then_gc.py\)$",
+        ),
+        (
+            ('"streaming::test_x[a]"', '"streaming::test_y[a]"'),
+            r"^expectations.toml \[\[bug\]\] pin: streaming::test_y\[a\]: test_streaming.py "
+            r"has no test test_y$",
+        ),
     ],
 )
 def test_bad_entries_are_refused(tmp_path: Path, edit: tuple[str, str], message: str):

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import time
 
 import pytest
-from helpers import cell_record, kit_copy, nox
+from helpers import cell_record, kit_copy, nox, nox_started, report_cell
 
 from kit import series
 
@@ -100,3 +104,178 @@ def test_build_does_not_publish_a_wheel_that_breaks_python(tmp_path):
     assert "fails the contract suite on Python 3.11 (SyntaxError: invalid syntax)" in proc.stderr
     assert "so it is not written to dist/" in proc.stderr
     assert not list(kit.glob("dist/*.whl"))
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            ("releases.toml", 'version = "0.5.1"', 'version = "0.5.l"'),
+            "releases.toml:64: [[release]]",
+        ),
+        (("patches/9.9.9/0001-x.patch", None, ""), "patches/9.9.9/ has no row in releases.toml"),
+    ],
+    ids=["releases-toml", "stray-series"],
+)
+def test_bad_input_read_on_load_is_one_line_even_for_nox_l(tmp_path, edit, message):
+    kit = kit_copy(tmp_path)
+    name, old, new = edit
+    path = kit / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(path.read_text().replace(old, new, 1) if old else new)
+    proc = nox(kit, "-l")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"nox > {message}") and proc.stderr.count("\n") == 1
+
+
+CELL = "0.5.1-patched-py3.11"
+
+
+@pytest.fixture(scope="module")
+def one_cell_kit(tmp_path_factory):
+    """A kit copy whose cell CELL's environment the tests below share (built once, ~3 s)."""
+    return kit_copy(tmp_path_factory.mktemp("one-cell"))
+
+
+def test_a_deselected_run_is_partial_and_the_headline_not_green(one_cell_kit):
+    kit, cell = one_cell_kit, CELL
+    proc = nox(kit, "-s", f"compat({cell})", "--", "-k", "after_release and not pickle")
+    assert proc.returncode == 0, proc.stderr
+    report = nox(kit, "-s", "report")
+    assert report.returncode == 0, report.stderr
+    assert "incomplete: " in report.stderr and "1 partial or interrupted" in report.stderr
+    got = report_cell(kit, cell)
+    assert got["status"] == "partial"
+    assert got["reason"] == "partial: 28 of 85 tests selected"
+
+
+BLOCKING_TEST = """
+import time
+from pathlib import Path
+
+
+def test_zz_blocks():
+    Path({marker!r}).touch()
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize(
+    ("signal_", "reason"),
+    [
+        (signal.SIGINT, "interrupted during tests, 85 of 86 tests ran"),
+        # nox dies at once: the record it wrote when the tests began is all that is left
+        (signal.SIGKILL, "killed (or still running) during tests"),
+    ],
+    ids=["sigint", "sigkill"],
+)
+def test_an_interrupted_cell_is_recorded_with_its_phase(one_cell_kit, tmp_path, signal_, reason):
+    kit, cell = one_cell_kit, CELL
+    marker = tmp_path / "tests-started"
+    blocking = kit / "compat_tests" / "test_zz_block.py"
+    blocking.write_text(BLOCKING_TEST.format(marker=str(marker)))
+    proc = nox_started(kit, "-s", f"compat({cell})")
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marker.exists(), proc.communicate()[1]
+        os.killpg(proc.pid, signal_)  # as Ctrl-C does: nox and pytest at once
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        blocking.unlink()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode != 0
+    assert cell_record(kit, cell)["phase"] == "tests"
+    assert nox(kit, "-s", "report").returncode == 0
+    got = report_cell(kit, cell)
+    assert (got["status"], got["reason"]) == ("interrupted", reason), stderr
+
+
+def test_a_report_that_cannot_be_rendered_leaves_none_that_looks_current(tmp_path):
+    kit = kit_copy(tmp_path)
+    compat = kit / "build" / "compat"
+    compat.mkdir(parents=True)
+    for name in ("report.md", "report.html", "report.json"):
+        (compat / name).write_text("yesterday's report")
+    expectations = kit / "compat_tests" / "expectations.toml"
+    expectations.write_text(
+        expectations.read_text().replace('affects = "<0.6.0"', 'affects = "before 0.6"', 1)
+    )
+    summary = tmp_path / "summary.md"
+    proc = nox(kit, "-s", "report", GITHUB_STEP_SUMMARY=str(summary))
+    assert proc.returncode == 1
+    message = (
+        "report could not be rendered: expectations.toml [[bug]] no-release-api: "
+        "Invalid specifier: 'before 0.6'"
+    )
+    assert f"Session report aborted: {message}" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert sorted(p.name for p in compat.iterdir()) == []
+    assert summary.read_text() == f"**{message}**\n"
+
+
+def test_a_zero_byte_record_is_named_in_a_report_that_is_not_green(tmp_path):
+    kit = kit_copy(tmp_path)
+    compat = kit / "build" / "compat"
+    compat.mkdir(parents=True)
+    (compat / "cell-0.5.1-patched-py3.11.json").write_text("")  # a full disk, say
+    proc = nox(kit, "-s", "report")
+    assert proc.returncode == 0, proc.stderr
+    assert "failed: " in proc.stderr and "1 unexpected" in proc.stderr
+    got = report_cell(kit, "0.5.1-patched-py3.11")
+    assert got["status"] == "failed"
+    assert got["reason"] == f"record unreadable: {compat / 'cell-0.5.1-patched-py3.11.json'}"
+
+
+def test_build_into_a_read_only_dist_fails_in_one_line_before_building(tmp_path):
+    kit = kit_copy(tmp_path)
+    dist = kit / "dist"
+    dist.mkdir()
+    dist.chmod(0o555)
+    root = os.geteuid() == 0  # root writes through file modes: make the directory immutable
+    if root:
+        subprocess.run(["chattr", "+i", str(dist)], check=True)
+    try:
+        started = time.monotonic()
+        proc = nox(kit, "-s", "build", "--", "0.5.1")
+        took = time.monotonic() - started
+    finally:
+        if root:
+            subprocess.run(["chattr", "-i", str(dist)], check=True)
+        dist.chmod(0o755)
+    assert proc.returncode == 1
+    assert f"Session build aborted: cannot write to {dist}: " in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert took < 10 and list(dist.iterdir()) == []  # no wheel was built first
+
+
+@pytest.mark.parametrize(
+    ("selector", "message"),
+    [
+        (
+            "kept_items::test_nope",
+            "kept_items::test_nope: test_kept_items.py has no test test_nope",
+        ),
+        ("kept_item", "kept_item: no contract point kept_item (test_kept_item.py)"),
+    ],
+    ids=["unknown-test", "unknown-point"],
+)
+def test_an_unknown_selector_names_its_cause_in_the_cell_and_the_report(
+    one_cell_kit, selector, message
+):
+    kit, cell = one_cell_kit, CELL
+    expectations = kit / "compat_tests" / "expectations.toml"
+    text = expectations.read_text()
+    expectations.write_text(text.replace('"release_then_gc",', f'"release_then_gc", "{selector}",'))
+    try:
+        proc = nox(kit, "-s", f"compat({cell})")
+        report = nox(kit, "-s", "report")
+    finally:
+        expectations.write_text(text)
+    message = f"expectations.toml [[bug]] no-release-api: {message}"
+    assert proc.returncode == 1 and message in proc.stdout + proc.stderr
+    assert cell_record(kit, cell)["reason"] == message
+    assert report.returncode == 1
+    assert f"Session report aborted: report could not be rendered: {message}" in report.stderr

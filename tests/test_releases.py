@@ -27,18 +27,74 @@ def test_releases_toml_is_in_its_one_written_format():
     assert releases.dump(releases.RELEASES, releases.UPSTREAM_FIX) == text
 
 
-def test_releases_are_listed_oldest_first(tmp_path: Path):
-    rows = dict(reversed(list(releases.RELEASES.items())))
+ROW = 'version = "0.5.1"\npublished = "2025-11-13T17:59:36Z"\nrequires_python = ">=3.9"\n'
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ((ROW, ROW + "published ="), r"^releases.toml: Invalid value \(at line 68, column 12\)$"),
+        (
+            ('published = "2025-11-13T17:59:36Z"\n', ""),
+            r"^releases.toml:64: \[\[release\]\] 0.5.1: missing field published$",
+        ),
+        (
+            ('version = "0.5.1"', 'version = "0.5.l"'),
+            r":64: \[\[release\]\] 0.5.l: version = '0.5.l' is not a PEP 440 version",
+        ),
+        (
+            (ROW, ROW.replace(">=3.9", "3.9+")),
+            r":64: \[\[release\]\] 0.5.1: requires_python = '3.9\+' is not a PEP 440 specifier",
+        ),
+        (
+            ('published = "2025-11-13T17:59:36Z"', 'published = "last week"'),
+            "0.5.1: published = 'last week' is not an upload time",
+        ),
+        (
+            ('version = "0.5.1"', 'version = "0.99.0"'),
+            r":73: \[\[release\]\] 0.6.9: after 0.99.0; releases must be listed oldest first",
+        ),
+        (
+            ('version = "0.6.9"', 'version = "0.5.1"'),
+            r":73: \[\[release\]\] 0.5.1: listed twice; keep one row per release",
+        ),
+    ],
+    ids=[
+        "toml-syntax",
+        "missing-field",
+        "version-typo",
+        "requires-python",
+        "published",
+        "order",
+        "duplicate",
+    ],
+)
+def test_a_bad_releases_toml_is_one_line_naming_its_row(tmp_path: Path, edit, message):
+    text = releases.RELEASES_FILE.read_text()
+    assert edit[0] in text
     path = tmp_path / "releases.toml"
-    path.write_text(releases.dump(rows, releases.UPSTREAM_FIX).replace("0.0.19", "0.99.0", 1))
-    with pytest.raises(MatrixError, match="oldest first"):
+    path.write_text(text.replace(*edit, 1))
+    with pytest.raises(MatrixError, match=message) as raised:
         releases._load(path)
+    assert "\n" not in str(raised.value)
+
+
+def series_dir(patches: Path, name: str) -> None:
+    (patches / name).mkdir(parents=True)
+    (patches / name / "0001-fix.patch").write_text("Subject: [PATCH] fix\n")
 
 
 def test_patch_directory_for_unknown_release_is_an_error(tmp_path: Path):
-    (tmp_path / "0.5.1").mkdir()
-    (tmp_path / "0.5.2").mkdir()
-    with pytest.raises(MatrixError, match="0.5.2"):
+    series_dir(tmp_path, "0.5.1")
+    series_dir(tmp_path, "9.9.9")
+    with pytest.raises(MatrixError, match=r"^patches/9.9.9/ has no row in releases.toml"):
+        releases.patched_versions(tmp_path)
+
+
+def test_an_empty_patch_directory_is_an_error(tmp_path: Path):
+    series_dir(tmp_path, "0.5.1")
+    (tmp_path / "0.6.9").mkdir()
+    with pytest.raises(MatrixError, match=r"^patches/0.6.9/ holds no \*.patch files"):
         releases.patched_versions(tmp_path)
 
 
@@ -50,7 +106,7 @@ def test_patch_directory_not_named_after_a_version_is_an_error(tmp_path: Path):
 
 def test_patched_versions_sort_by_version(tmp_path: Path):
     for name in ("0.10.5", "0.2.11", "0.5.1"):
-        (tmp_path / name).mkdir()
+        series_dir(tmp_path, name)
     assert releases.patched_versions(tmp_path) == ["0.2.11", "0.5.1", "0.10.5"]
 
 

@@ -103,6 +103,7 @@ def test_a_cell_without_junit_is_not_run_never_passed(tmp_path: Path, patches: P
     assert data["totals"] == {
         "cells": 3,
         "unexpected": 0,
+        "partial": 0,
         "unavailable": 0,
         "not_run": 2,
         "as_expected": 1,
@@ -169,10 +170,10 @@ def test_md_html_and_json_outputs(tmp_path: Path, patches: Path, monkeypatch):
     )
 
 
-def record(build: Path, key: str, status: str, reason: str = "") -> None:
+def record(build: Path, key: str, status: str, reason: str = "", **fields) -> None:
     build.mkdir(parents=True, exist_ok=True)
     (build / f"cell-{key}.json").write_text(
-        json.dumps({"key": key, "status": status, "reason": reason})
+        json.dumps({"key": key, "status": status, "reason": reason, **fields})
     )
 
 
@@ -205,8 +206,8 @@ def test_a_missing_interpreter_reads_as_such_never_as_passed(tmp_path, patches):
     assert (got["status"], got["label"]) == ("unavailable", "interpreter not available here")
     assert render.verdict(data) == "incomplete"
     assert render.summary_line(data) == (
-        "incomplete: 3 cells, 2 as expected, 0 unexpected, 1 without their interpreter here, "
-        "0 not run"
+        "incomplete: 3 cells, 2 as expected, 0 unexpected, 0 partial or interrupted, "
+        "1 without their interpreter here, 0 not run"
     )
     assert "| 0.6.9 | ∅ interpreter not available here | — |" in (build / "report.md").read_text()
 
@@ -241,3 +242,107 @@ def test_expected_failures_are_grouped_by_their_cause(tmp_path, patches):
     assert causes["no-release-api"]["affects"] == "<0.6.0"
     assert causes["result-pins-starting-agent"]["shown_in"] == []
     assert "| `no-release-api`: no release API" in (build / "report.md").read_text()
+
+
+def ran(build: Path, key: str, outcomes: dict[str, str], suite: int, tests: int, items: int):
+    """A cell that finished: its JUnit file, and its record of how many tests the suite has
+    (`suite`) and the run selected (`tests` distinct, `items` with repeats)."""
+    junit(build, key, outcomes)
+    record(build, key, "ran", suite_tests=suite, tests=tests, items=items)
+
+
+@pytest.mark.parametrize(
+    ("counts", "outcomes", "label"),
+    [
+        # `-- -k after_release`: the run selected 2 of the suite's 3 tests
+        ((3, 2, 2), PASSING, "2 passed (partial: 2 of 3 tests selected)"),
+        # pytest stopped after its first test and wrote a JUnit file of what had run
+        ((2, 2, 2), {"kept_items::test_keeps": "passed"}, "1 passed (partial: 1 of 2 tests ran)"),
+        # a record that does not say how many tests its suite has (one from an older kit)
+        ((None, None, None), PASSING, "2 passed (partial: the cell did not record how many"),
+    ],
+    ids=["deselected", "junit-cut-short", "uncounted"],
+)
+def test_a_partial_run_is_never_passed_nor_green(tmp_path, patches, counts, outcomes, label):
+    ran(tmp_path / "build", "0.6.9-unpatched-py3.11", outcomes, *counts)
+    junit(tmp_path / "build", "0.5.1-unpatched-py3.11", {"release_then_gc::test_frees": "bug"})
+    junit(tmp_path / "build", "0.5.1-patched-py3.11", PASSING)
+    data, build = run(tmp_path, patches)
+    got = cell(data, "0.6.9-unpatched-py3.11")
+    assert (got["status"], got["unexpected"]) == ("partial", False)
+    assert got["label"].startswith(label)
+    assert (data["totals"]["partial"], data["totals"]["as_expected"]) == (1, 2)
+    assert render.verdict(data) == "incomplete"
+    assert f"| 0.6.9 | ◐ {got['label']} | — |" in (build / "report.md").read_text()
+    assert "<b class=verdict-incomplete>" in (build / "report.html").read_text()
+
+
+def test_repeated_runs_are_complete(tmp_path, patches):
+    """`-- --count=2` runs each of the suite's 2 tests twice: more than collected, not partial."""
+    repeated = {f"{t}-{n}-2]".replace("-1-2]", "[1-2]").replace("-2-2]", "[2-2]"): "passed"
+                for t in PASSING for n in (1, 2)}  # fmt: skip
+    ran(tmp_path / "build", "0.6.9-unpatched-py3.11", repeated, 2, 2, 4)
+    data, _ = run(tmp_path, patches)
+    assert cell(data, "0.6.9-unpatched-py3.11")["label"] == "4 passed"
+
+
+@pytest.mark.parametrize(
+    ("status", "label"),
+    [
+        ("interrupted", "1 passed (interrupted during tests, 1 of 2 tests ran)"),
+        # a record still `running`: nox was killed before it could say so
+        ("running", "1 passed (killed (or still running) during tests, 1 of 2 tests ran)"),
+    ],
+)
+def test_an_interrupted_cell_says_where_it_stopped(tmp_path, patches, status, label):
+    build = tmp_path / "build"
+    path = junit(build, "0.6.9-unpatched-py3.11", {"kept_items::test_keeps": "passed"})
+    # pytest's JUnit file marks the test it was interrupted in by a nameless testcase
+    path.write_text(
+        path.read_text().replace("</testsuite>", '<testcase time="0.001" /></testsuite>')
+    )
+    record(build, "0.6.9-unpatched-py3.11", status, phase="tests", suite_tests=2, tests=2, items=2)
+    record(build, "0.5.1-patched-py3.11", "interrupted", phase="setup")
+    data, build = run(tmp_path, patches)
+    got = cell(data, "0.6.9-unpatched-py3.11")
+    assert (got["status"], got["label"]) == ("interrupted", label)
+    assert cell(data, "0.5.1-patched-py3.11")["label"] == "interrupted during setup"
+    assert data["totals"]["partial"] == 2 and render.verdict(data) == "incomplete"
+    assert f"‖ {label}" in (build / "report.md").read_text()
+
+
+def test_an_interrupted_run_that_failed_a_test_is_failed(tmp_path, patches):
+    build = tmp_path / "build"
+    junit(build, "0.5.1-patched-py3.11", {"kept_items::test_keeps": "failed"})
+    record(build, "0.5.1-patched-py3.11", "interrupted", phase="tests", items=2)
+    data, _ = run(tmp_path, patches)
+    got = cell(data, "0.5.1-patched-py3.11")
+    assert (got["status"], got["label"]) == (
+        "failed",
+        "1 failed (interrupted during tests, 1 of 2 tests ran)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "reason", "label"),
+    [
+        ("cell-{}.json", "", "record unreadable", "2 passed (record unreadable: "),
+        ("cell-{}.json", '{"key": "0.6.9-unpatched-py3.11", "sta', "record unreadable", "2 passed"),
+        ("cell-{}.json", "[]", "record unreadable", "2 passed (record unreadable: "),
+        ("junit-{}.xml", "", "JUnit file unreadable", "JUnit file unreadable: "),
+        ("junit-{}.xml", "<testsuites><testsuite><testca", "JUnit file unreadable", "JUnit file"),
+    ],
+    ids=["empty-record", "cut-record", "not-a-record", "empty-junit", "cut-junit"],
+)
+def test_an_unreadable_record_or_junit_file_is_named_and_never_passed(
+    tmp_path, patches, name, text, reason, label
+):
+    build = tmp_path / "build"
+    ran(build, "0.6.9-unpatched-py3.11", PASSING, 2, 2, 2)
+    path = build / name.format("0.6.9-unpatched-py3.11")
+    path.write_text(text)
+    data, _ = run(tmp_path, patches)
+    got = cell(data, "0.6.9-unpatched-py3.11")
+    assert (got["status"], got["reason"]) == ("failed", f"{reason}: {path}")
+    assert got["label"].startswith(label)
+    assert render.verdict(data) == "failed"
