@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -146,7 +147,8 @@ def test_a_deselected_run_is_partial_and_the_headline_not_green(one_cell_kit):
     assert "incomplete: " in report.stderr and "1 partial or interrupted" in report.stderr
     got = report_cell(kit, cell)
     assert got["status"] == "partial"
-    assert got["reason"] == "partial: 28 of 85 tests selected"
+    selected = re.fullmatch(r"partial: 28 of (\d+) tests selected", got["reason"])
+    assert selected and int(selected[1]) > 28, got["reason"]
 
 
 BLOCKING_TEST = """
@@ -163,9 +165,9 @@ def test_zz_blocks():
 @pytest.mark.parametrize(
     ("signal_", "reason"),
     [
-        (signal.SIGINT, "interrupted during tests, 85 of 86 tests ran"),
+        (signal.SIGINT, r"interrupted during tests, (\d+) of (\d+) tests ran"),
         # nox dies at once: the record it wrote when the tests began is all that is left
-        (signal.SIGKILL, "killed (or still running) during tests"),
+        (signal.SIGKILL, r"killed \(or still running\) during tests"),
     ],
     ids=["sigint", "sigkill"],
 )
@@ -190,7 +192,12 @@ def test_an_interrupted_cell_is_recorded_with_its_phase(one_cell_kit, tmp_path, 
     assert cell_record(kit, cell)["phase"] == "tests"
     assert nox(kit, "-s", "report").returncode == 0
     got = report_cell(kit, cell)
-    assert (got["status"], got["reason"]) == ("interrupted", reason), stderr
+    assert got["status"] == "interrupted", stderr
+    match = re.fullmatch(reason, got["reason"])
+    assert match, got["reason"]
+    if match.groups():
+        ran, total = map(int, match.groups())
+        assert ran == total - 1  # every test but the blocking one, the last
 
 
 def test_a_report_that_cannot_be_rendered_leaves_none_that_looks_current(tmp_path):
