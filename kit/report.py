@@ -316,10 +316,10 @@ def _failures(cells: list[CellResult]) -> list[dict]:
             message = _message(case.message)
             if case.outcome == "xpass":
                 known = [by_id[i] for i in expectations.cause_ids(case.message) if i in by_id]
-                how = "expected to fail for this cause, passed:"
+                how = "passed, expected to fail:"
             else:
                 known = expectations.causes_of(expected, case.point, case.name)
-                how = "the unpatched release fails for this cause, and so does the cell:"
+                how = "still fails:"
             if known:
                 cause = known[0]
                 add((case.outcome, cause.id), f"{how} [{cause.id}] {cause.reason}", cell,
