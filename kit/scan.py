@@ -62,8 +62,12 @@ def _scenario(name: str) -> str | None:
 
 
 def _scenarios(shown: list[str], ran: set[str]) -> str:
-    """`every scenario`, `every streamed one`, `every run` (not streamed), or the features."""
-    every = (("", "every scenario"), ("-run_streamed", "every streamed one"), ("-run", "every run"))
+    """`every scenario`, `every streamed scenario`, `every plain run`, or the features."""
+    every = (
+        ("", "every scenario"),
+        ("-run_streamed", "every streamed scenario"),
+        ("-run", "every plain run"),
+    )
     for how, words in every:
         wanted = {s for s in ran if s.endswith(how)}
         if wanted and wanted <= set(shown):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, kit_copy, nox, nox_env, nox_started
 
-from kit import intake, safe, sdists, series
+from kit import intake, releases, safe, sdists, series
 
 PATCH = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
 From: A <a@example.invalid>
@@ -121,7 +121,8 @@ def test_a_tree_interrupted_during_git_am_leaves_nothing_and_is_made_again(tmp_p
     assert not list(trees.glob(".tmp-*"))
     before = _series(kit)
     export = nox(kit, "-s", "export", "--", "0.5.1")
-    assert export.returncode == 0 and "wrote 3 patches" in export.stderr
+    patches = len(releases.series("0.5.1"))
+    assert export.returncode == 0 and f"wrote {patches} patches" in export.stderr
     assert _series(kit) == before
 
 
@@ -148,7 +149,7 @@ def test_export_refuses_an_unfinished_tree_and_unsaved_edits(tmp_path: Path):
     assert f"{tree} has a `git am` in progress" in export("--force")
     series.git(tree, "am", "--abort")
     series.git(tree, "am", str(patches[0]))
-    assert f"{tree} has 1 commits over its base but patches/0.5.1/ has 3" in export()
+    assert f"{tree} has 1 commits over its base but patches/0.5.1/ has {len(patches)}" in export()
     (tree / "README.md").write_text("edited\n")
     assert f"{tree} has uncommitted changes (README.md)" in export()
     series.git(tree, "checkout", "README.md")

@@ -12,7 +12,7 @@ import time
 import pytest
 from helpers import cell_record, kit_copy, nox, nox_started, report_cell
 
-from kit import series
+from kit import releases, series
 
 
 def test_a_missing_interpreter_is_a_skip_here_and_a_failure_where_pythons_are_required(tmp_path):
@@ -50,7 +50,7 @@ def test_a_series_that_does_not_apply_names_its_patch_and_leaves_no_old_result(t
     apply = nox(kit, "-s", "apply", "--", "0.5.1", "0.4.2", "9.9.9")
     assert apply.returncode == 1
     assert message in apply.stderr  # every failure, not only the first
-    assert "0.4.2: 3 patches apply" in apply.stderr
+    assert f"0.4.2: {len(releases.series('0.4.2'))} patches apply" in apply.stderr
     assert "unknown SDK release '9.9.9'" in apply.stderr
 
 

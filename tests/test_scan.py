@@ -113,4 +113,4 @@ def test_scan_names_the_paths_point_16_finds_and_where(tmp_path: Path):
     }
     page = scan.render({"python": "3.11", "releases": {"0.7.0": older, "0.8.0": newer}})
     assert f"| 0.7.0 | `{guard}`: output_guardrail (run) |" in page
-    assert f"| 0.8.0 | `{state}`: every streamed one<br>`{guard}`: output_guardrail |" in page
+    assert f"| 0.8.0 | `{state}`: every streamed scenario<br>`{guard}`: output_guardrail |" in page
