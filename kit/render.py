@@ -57,15 +57,14 @@ MD_TESTS = 5  # tests named per group of failures; report.html has them all
 
 def _verdicts(report: dict) -> list[tuple[str, list[str], str]]:
     """(verdict, release, text) per release that ran, then those that did not, a line per why."""
-    rels = report["releases"]
-    out = [(r["verdict"]["verdict"], [r["version"]], r["verdict"]["text"]) for r in rels
-           if r["verdict"]["verdict"] != "not-run"]  # fmt: skip
-    idle: dict[str, list[str]] = {}  # releases not run, one line per reason
-    for r in rels:
-        if r["verdict"]["verdict"] == "not-run":
-            idle.setdefault(r["verdict"]["text"], []).append(r["version"])
-    out += [("not-run", versions, text) for text, versions in idle.items()]
-    return out
+    out, idle = [], {}  # idle: the releases not run, by why
+    for rel in report["releases"]:
+        v = rel["verdict"]
+        if v["verdict"] == "not-run":
+            idle.setdefault(v["text"], []).append(rel["version"])
+        else:
+            out.append((v["verdict"], [rel["version"]], v["text"]))
+    return out + [("not-run", versions, text) for text, versions in idle.items()]
 
 
 def _cells_by_release(keys: list[str]) -> dict[str, list[tuple[str, str]]]:
@@ -183,8 +182,10 @@ def _point_status(cell: dict | None, point: str) -> str | None:
     for status, found in (("failed", "failed"), ("failed", "xpass"), ("bug-shown", "bug")):
         if found in outcomes:
             return status
-    if "passed" in outcomes or not outcomes:
-        return "passed" if outcomes else "not-run"
+    if not outcomes:
+        return "not-run"
+    if "passed" in outcomes:
+        return "passed"
     return "absent" if "absent" in outcomes else "skipped"
 
 

@@ -294,6 +294,14 @@ def test_a_verdict_per_release_and_the_unexpected_failures_grouped(tmp_path, pat
     )
 
 
+def test_the_grid_names_an_absent_api_as_the_matrix_does(tmp_path, patches):
+    junit(tmp_path / "build", "0.5.1-patched-py3.11", {"resumed_runs::test_resume": "absent"})
+    _, build = run(tmp_path, patches)
+    page = (build / "report.html").read_text()
+    assert "<span class='pt absent' title='0.5.1 patched: API absent'>a</span>" in page
+    assert "✓ 1 API absent</a>" in page
+
+
 def test_markdown_and_html_use_the_same_symbols(tmp_path, patches):
     junit(tmp_path / "build", "0.5.1-unpatched-py3.11", {"release_then_gc::test_frees": "bug"})
     data, build = run(tmp_path, patches)
