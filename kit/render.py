@@ -155,7 +155,9 @@ td a:hover{text-decoration:underline} .muted{color:#656d76} code{font-size:12px}
 .verdict-failed{background:#ffc1ba} .verdict-incomplete{background:#fff1a8}
 .verdict-bug-shown{background:#ddf4ff}
 .verdicts{list-style:none;padding:0;margin:8px 0} .verdicts li{margin:3px 0}
-.groups td:first-child{text-align:right;font-weight:600} .groups td:nth-child(2){min-width:26em}
+.groups td:first-child{text-align:right;font-weight:600} .groups td:nth-child(2){min-width:20em}
+.groups td:nth-child(3){min-width:36em} .groups td:last-child{min-width:12em}
+.groups code{overflow-wrap:anywhere}
 .grid td{text-align:center;padding:1px 3px;white-space:nowrap} .grid td:first-child{text-align:left}
 .grid th{font-size:11px;padding:2px 3px} .pt{display:inline-block;width:15px;border-radius:3px;
 font-size:11px;font-weight:600;text-align:center;margin:0 1px}
