@@ -14,12 +14,10 @@ from typing import Callable
 from . import ROOT, MatrixError
 from .envs import InterpreterNotFound, environment
 from .releases import Cell
-from .report import COMPAT
+from .report import COMPAT, REQUIRE_PYTHONS
 from .safe import write_atomically
 
 COVERAGE = "coverage==7.8.0"
-# Set in GitHub Actions, which installs every Python: there a missing interpreter fails the cell.
-REQUIRE_PYTHONS = os.environ.get("COMPAT_REQUIRE_PYTHONS") == "1"
 
 
 def paths(cell: Cell, build: Path = COMPAT) -> dict[str, Path]:
@@ -90,7 +88,9 @@ def run(cell: Cell, pytest_args: list[str], command: Callable, log: Callable) ->
             raise
     fields.update(setup_seconds=round(time.monotonic() - started, 2), reused=env["reused"])
     state = "reused" if env["reused"] else "built"
-    log(f"series applied: {', '.join(env['series']) or 'none'}; environment {state}")
+    # One patch a line: the subjects have commas.
+    applied = "".join(f"\n  {commit}" for commit in env["series"]) or " none"
+    log(f"environment {state}; series applied:{applied}")
     python = env["python"]
     variables = {
         # Bytecode is written by the first run, once per environment, whatever the caller's

@@ -121,11 +121,6 @@ def run_suite(python: str, deps: Path, junit_file: Path, args: list[str]) -> lis
     return junit.read(junit_file)[1]
 
 
-def _selectors(case: junit.Case) -> set[str]:
-    """The ways expectations.toml names a test (as compat_tests/conftest.py matches them)."""
-    return {case.point, f"{case.point}::{case.name.split('[')[0]}", case.id}
-
-
 def classify(cases: list[junit.Case], version: str) -> tuple[dict, dict]:
     """Each point's status, its tests by status, the [[bug]] causes it breaks by and the
     [[absent]] ones its n/a tests lack an API by; and those causes."""
@@ -136,7 +131,7 @@ def classify(cases: list[junit.Case], version: str) -> tuple[dict, dict]:
         point = points.setdefault(case.point, {"status": "n/a", "holds": [], "broken": [],
                                                "n/a": [], "causes": [], "absent": [],
                                                "unknown": []})  # fmt: skip
-        found = list(dict.fromkeys(c for s in _selectors(case) for c in expected.get(s, [])))
+        found = expectations.causes_of(expected, case.point, case.name)
         raised = case.message.split(":")[0].split(".")[-1]
         absent = [c for c in found if c.kind == "absent" and raised in c.raises]
         bugs = [c for c in found if c.kind == "bug"]

@@ -138,6 +138,14 @@ def expected(causes: list[Cause], version: str, variant: str) -> dict[str, list[
     return found
 
 
+def causes_of(expected: dict[str, list[Cause]], point: str, name: str) -> list[Cause]:
+    """The causes `expected` lists for one test, by any of the ways expectations.toml names it
+    (as compat_tests/conftest.py matches them), the most specific first: `point::test[params]`,
+    `point::test`, `point`."""
+    selectors = (f"{point}::{name}", f"{point}::{name.split('[')[0]}", point)
+    return list(dict.fromkeys(c for s in selectors for c in expected.get(s, [])))
+
+
 def cause_ids(reason: str) -> list[str]:
     """The causes named in an xfail reason written by `Cause.text`."""
     return re.findall(r"\[([\w-]+)\]", reason)

@@ -22,15 +22,21 @@ from .safe import write_atomically
 
 def verdict(report: dict) -> str:
     """failed while anything is unexpected; incomplete while a cell did not run or ran only in
-    part; else passed."""
+    part, or (where every Python is required, as in CI) lacked its interpreter; else passed."""
     t = report["totals"]
     if t["unexpected"]:
         return "failed"
-    return "incomplete" if t["partial"] or t["not_run"] or t["unavailable"] else "passed"
+    lacking = t["unavailable"] and report["require_pythons"]
+    return "incomplete" if t["partial"] or t["not_run"] or lacking else "passed"
 
 
 def summary_line(report: dict) -> str:
     t = report["totals"]
+    if verdict(report) == "passed" and t["unavailable"]:
+        return (
+            f"passed here: every cell that could run here ran as expected ({t['as_expected']}); "
+            f"{t['unavailable']} need an interpreter this machine lacks"
+        )
     counts = [
         f"{t['as_expected']} as expected",
         f"{t['unexpected']} unexpected",
@@ -45,21 +51,74 @@ def _legend(symbol, escape=str) -> list[str]:
     return [f"{symbol(k)} {escape(text)}" for k, text in LEGEND.items()] + ["— no such cell"]
 
 
-MD_IDS = 15  # failing tests listed per cell; report.html has them all
+VERDICT_ICONS = {"incomplete": ICONS["partial"], **ICONS}  # a release's verdict, as a cell's status
+MD_TESTS = 5  # tests named per group of failures; report.html has them all
+
+
+def _verdicts(report: dict) -> list[tuple[str, list[str], str]]:
+    """(verdict, release, text) per release that ran, then those that did not, a line per why."""
+    out, idle = [], {}  # idle: the releases not run, by why
+    for rel in report["releases"]:
+        v = rel["verdict"]
+        if v["verdict"] == "not-run":
+            idle.setdefault(v["text"], []).append(rel["version"])
+        else:
+            out.append((v["verdict"], [rel["version"]], v["text"]))
+    return out + [("not-run", versions, text) for text, versions in idle.items()]
+
+
+def _cells_by_release(keys: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """`0.5.1 patched` -> [(python, cell key)]: a group's cells, compactly."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for key in keys:
+        prefix, python = key.rsplit("-py", 1)
+        found.setdefault(prefix.replace("-", " "), []).append((python, key))
+    return found
+
+
+def _failures_heading(groups: list[dict]) -> str:
+    total = sum(g["count"] for g in groups)
+    return f"Unexpected failures: {total}, in {len(groups)} group{'s' * (len(groups) > 1)}"
 
 
 def _md_text(text: str) -> str:
     return html.escape(_first_line(text), quote=False).replace("|", "\\|")
 
 
+def _md_top(report: dict) -> list[str]:
+    """What a reader wants first: a verdict per release, and the unexpected failures grouped."""
+    out = [
+        f"- {VERDICT_ICONS[v]} **{', '.join(names)}**: {_md_text(text)}"
+        for v, names, text in _verdicts(report)
+    ]
+    groups = report["failures"]
+    if not groups:
+        return out
+    out += ["", f"**{_failures_heading(groups)}**", ""]
+    out += ["| failures | cause or error | tests | cells |", "|---|---|---|---|"]
+    for g in groups:
+        tests = ", ".join(f"`{t}`" for t in g["tests"][:MD_TESTS])
+        more = len(g["tests"]) - MD_TESTS
+        tests += f" and {more} more (report.html)" if more > 0 else ""
+        cells = "; ".join(
+            f"{name} py{', '.join(py for py, _ in found)}"
+            for name, found in _cells_by_release(g["cells"]).items()
+        )
+        example = f" <br>{_md_text(g['message'])}" if g["cause"] and g["message"] else ""
+        out.append(f"| {g['count']} | {_md_text(g['title'])}{example} | {tests or '—'} | {cells} |")
+    return out
+
+
 def render_md(report: dict) -> str:
     columns = _columns(report)
-    head = ["SDK", *(f"{v} py{py}" for v, py in columns), "patches", "patch coverage"]
+    coverage = any(r["coverage"] for r in report["releases"])
+    head = ["SDK", *(f"{v} py{py}" for v, py in columns), "patches"]
+    head += ["patch coverage"] if coverage else []
     bases = " · ".join(f"{r['version']} `{r['base']}`" for r in report["releases"])
     out = ["### SDK compatibility (contract tests)", "", f"**{summary_line(report)}**", ""]
+    out += [*_md_top(report), ""]
     out += [f"Trigger: `{report['trigger']}` · bases: {bases}", ""]
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    failing, total = [], 0
     for rel in report["releases"]:
         row = [rel["version"]]
         for variant, py in columns:
@@ -69,14 +128,8 @@ def render_md(report: dict) -> str:
                 continue
             label = f"**{cell['label']}**" if cell["unexpected"] else cell["label"]
             row.append(f"{ICONS[cell['status']]} {_md_text(label)}")
-            bad = [c for c in cell["cases"] if c["outcome"] in ("failed", "xpass")]
-            total += len(bad)
-            failing += [
-                f"- `{cell['key']}` `{c['id']}`: {_md_text(c['message'])}" for c in bad[:MD_IDS]
-            ]
-            if len(bad) > MD_IDS:
-                failing.append(f"- `{cell['key']}`: {len(bad) - MD_IDS} more in report.html")
-        row += [str(rel["patches"] or "0 (baseline)"), coverage_text(rel["coverage"])]
+        row += [str(rel["patches"] or "0 (baseline)")]
+        row += [coverage_text(rel["coverage"])] if coverage else []
         out.append("| " + " | ".join(row) + " |")
     out += ["", " · ".join(_legend(ICONS.get))]
     out += ["", "| cause | upstream | affects | bug shown in |", "|---|---|---|---|"]
@@ -86,9 +139,6 @@ def render_md(report: dict) -> str:
             f"| `{cause['id']}`: {_md_text(cause['reason'])} | `{cause['commit']}` "
             f"(v{cause['release']}) | `{cause['affects']}` | {shown} cell{'s' * (shown != 1)} |"
         )
-    if failing:
-        out += ["", f"<details><summary>Failing tests ({total})</summary>", "", *failing]
-        out += ["", "</details>"]
     return "\n".join(out) + "\n"
 
 
@@ -98,11 +148,16 @@ h1{font-size:22px;margin:0 0 8px} h2{font-size:17px;margin:28px 0 8px}
 table{border-collapse:collapse;margin:6px 0} th,td{border:1px solid #d0d7de;padding:3px 8px;
 text-align:left;vertical-align:top} th{background:#f6f8fa} a{color:inherit;text-decoration:none}
 td a:hover{text-decoration:underline} .muted{color:#656d76} code{font-size:12px}
-.passed{background:#dafbe1} .bug-shown,.bug{background:#ddf4ff} .skipped{background:#f6f8fa}
+.passed{background:#dafbe1} .bug-shown,.bug{background:#ddf4ff} .skipped,.absent{background:#f6f8fa}
 .failed,.xpass{background:#ffc1ba;font-weight:600} .obsolete{background:#fff1a8;font-weight:600}
 .not-run,.unavailable{background:#f6f8fa;color:#656d76}
 .partial,.interrupted{background:#ffe0b2;font-weight:600} .verdict-passed{background:#dafbe1}
 .verdict-failed{background:#ffc1ba} .verdict-incomplete{background:#fff1a8}
+.verdict-bug-shown{background:#ddf4ff}
+.verdicts{list-style:none;padding:0;margin:8px 0} .verdicts li{margin:3px 0}
+.groups td:first-child{text-align:right;font-weight:600} .groups td:nth-child(2){min-width:20em}
+.groups td:nth-child(3){min-width:36em} .groups td:last-child{min-width:12em}
+.groups code{overflow-wrap:anywhere}
 .grid td{text-align:center;padding:1px 3px;white-space:nowrap} .grid td:first-child{text-align:left}
 .grid th{font-size:11px;padding:2px 3px} .pt{display:inline-block;width:15px;border-radius:3px;
 font-size:11px;font-weight:600;text-align:center;margin:0 1px}
@@ -114,7 +169,9 @@ JS = """function openHash(){
 var t=document.getElementById(decodeURIComponent(location.hash.slice(1)));
 for(var e=t;e;e=e.parentElement)if(e.tagName=="DETAILS")e.open=true;if(t)t.scrollIntoView();}
 addEventListener("hashchange",openHash);openHash();"""
-SYMBOLS = {**ICONS, "skipped": "s"}  # point outcomes add skipped
+# A contract point's outcome adds these to the cells' statuses.
+POINT = {"absent": ("a", "API absent"), "skipped": ("s", "skipped")}
+SYMBOLS = {**ICONS, **{k: symbol for k, (symbol, _) in POINT.items()}}
 
 
 def _point_status(cell: dict | None, point: str) -> str | None:
@@ -127,11 +184,16 @@ def _point_status(cell: dict | None, point: str) -> str | None:
     for status, found in (("failed", "failed"), ("failed", "xpass"), ("bug-shown", "bug")):
         if found in outcomes:
             return status
-    return "passed" if "passed" in outcomes else ("skipped" if outcomes else "not-run")
+    if not outcomes:
+        return "not-run"
+    if "passed" in outcomes:
+        return "passed"
+    return "absent" if "absent" in outcomes else "skipped"
 
 
 def _worst(statuses: list[str | None]) -> str | None:
-    order = ["failed", "interrupted", "bug-shown", "passed", "skipped", "unavailable", "not-run"]
+    order = ["failed", "interrupted", "bug-shown", "passed", "absent", "skipped", "unavailable",
+             "not-run"]  # fmt: skip
     return next((s for s in order if s in statuses), None)
 
 
@@ -149,12 +211,14 @@ def render_html(report: dict) -> str:
         "<h1>SDK compatibility (contract tests)</h1>",
         f"<p><b class=verdict-{verdict(report)}>&nbsp;{e(summary_line(report))}&nbsp;</b>"
         f" · trigger <code>{e(report['trigger'])}</code></p>",
+        *_html_top(report),
         f"<p class=muted>Bases: {bases}</p>",
         "<p class=muted>" + " · ".join(_legend(lambda k: symbol(k, SYMBOLS[k]), e)) + "</p>",
         "<h2>Matrix</h2><table><tr><th>SDK</th>",
     ]
     out += [f"<th>{v}<br><span class=muted>py{py}</span></th>" for v, py in columns]
-    out.append("<th>patches</th><th>patch coverage</th></tr>")
+    coverage = any(r["coverage"] for r in report["releases"])
+    out.append("<th>patches</th>" + "<th>patch coverage</th>" * coverage + "</tr>")
     for rel in report["releases"]:
         v = e(rel["version"])
         out.append(f"<tr><th><a href='#r-{v}'>{v}</a></th>")
@@ -167,15 +231,17 @@ def render_html(report: dict) -> str:
                 out.append(
                     f"<td class={cell['status']}><a href='#c-{e(cell['key'])}'>{text}</a></td>"
                 )
-        out.append(
-            f"<td>{rel['patches'] or '0 (baseline)'}</td>"
-            f"<td>{coverage_text(rel['coverage'])}</td></tr>"
-        )
+        out.append(f"<td>{rel['patches'] or '0 (baseline)'}</td>")
+        out.append(f"<td>{coverage_text(rel['coverage'])}</td>" * coverage + "</tr>")
     out.append("</table>")
 
     out.append(
         "<h2>Contract points</h2><p class=muted>Per release: unpatched | patched, over every Python"
-        " that ran (worst outcome); click for the release.</p><table class=grid><tr><th>point</th>"
+        " that ran (worst outcome); click for the release. "
+        + " · ".join(f"{symbol(k, s)} {word}" for k, (s, word) in POINT.items())
+        + ": every test of the point, in every Python, lacked an API the release does not have"
+        " (compat_tests/expectations.toml [[absent]]) or was skipped.</p>"
+        "<table class=grid><tr><th>point</th>"
     )
     out += [
         f"<th><a href='#r-{e(r['version'])}'>{e(r['version'])}</a></th>" for r in report["releases"]
@@ -190,7 +256,8 @@ def render_html(report: dict) -> str:
                     [_point_status(_find(rel, variant, py), point) for _, py in columns]
                 )
                 if status:
-                    title = f"{rel['version']} {variant}: {status}"
+                    word = POINT[status][1] if status in POINT else status
+                    title = f"{rel['version']} {variant}: {word}"
                     spans.append(
                         f"<span class='pt {status}' title='{e(title)}'>{SYMBOLS[status]}</span>"
                     )
@@ -216,6 +283,37 @@ def render_html(report: dict) -> str:
         out += _release_html(rel, columns, points)
     out.append("<script>" + JS + "</script></body></html>")
     return "\n".join(out) + "\n"
+
+
+def _html_top(report: dict) -> list[str]:
+    """What a reader wants first: a verdict per release, and the unexpected failures grouped."""
+    e = html.escape
+    out = ["<ul class=verdicts>"]
+    for v, names, text in _verdicts(report):
+        links = ", ".join(f"<a href='#r-{e(n)}'>{e(n)}</a>" for n in names)
+        out.append(
+            f"<li><b class=verdict-{v}>&nbsp;{VERDICT_ICONS[v]} {links}&nbsp;</b> {e(text)}</li>"
+        )
+    out.append("</ul>")
+    groups = report["failures"]
+    if not groups:
+        return out
+    out.append(f"<h2>{_failures_heading(groups)}</h2>")
+    out.append("<table class=groups><tr><th>failures</th><th>cause or error</th><th>tests</th>"
+               "<th>cells</th></tr>")  # fmt: skip
+    for g in groups:
+        tests = "<br>".join(f"<code>{e(t)}</code>" for t in g["tests"]) or "—"
+        if len(g["tests"]) > MD_TESTS:
+            tests = f"<details><summary>{len(g['tests'])} tests</summary>{tests}</details>"
+        cells = "<br>".join(
+            f"{e(name)} py" + ", ".join(f"<a href='#c-{e(k)}'>{e(py)}</a>" for py, k in found)
+            for name, found in _cells_by_release(g["cells"]).items()
+        )
+        example = (f"<br><span class=muted>{e(g['message'])}</span>"
+                   if g["cause"] and g["message"] else "")  # fmt: skip
+        out.append(f"<tr><td>{g['count']}</td><td>{e(g['title'])}{example}</td><td>{tests}</td>"
+                   f"<td>{cells}</td></tr>")  # fmt: skip
+    return out + ["</table>"]
 
 
 def _point_cell(cell: dict | None, point: str) -> str:
@@ -264,7 +362,7 @@ def _release_html(rel: dict, columns: list[tuple[str, str]], points: list[str]) 
     out = [
         f"<details class=release id='r-{e(rel['version'])}'><summary><b>{e(rel['version'])}</b>"
         f" · base <code>{e(rel['base'])}</code> · {_series_text(rel['patches'])}"
-        f" · patch coverage {coverage_text(cov)}"
+        + (f" · patch coverage {coverage_text(cov)}" if cov else "")
         + (f" · <span class={worst}>&nbsp;unexpected&nbsp;</span>" if worst else "")
         + "</summary>"
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -42,6 +43,9 @@ LEGEND = {
     "unavailable": "interpreter not available here: the cell could not run on this machine",
     "not-run": "not run: nobody ran this cell",
 }
+# Set in GitHub Actions, which installs every Python: there a missing interpreter fails the cell,
+# and the headline is green only when every cell ran.
+REQUIRE_PYTHONS = os.environ.get("COMPAT_REQUIRE_PYTHONS") == "1"
 UNEXPECTED = ("failed", "obsolete")
 INCOMPLETE = ("partial", "interrupted")  # neither expected nor a failure: run the cell again
 
@@ -210,6 +214,7 @@ def build_report(cells: list[CellResult], trigger: str, coverage: dict | None = 
                 "base": base,
                 "patches": own[0].series,
                 "coverage": coverage.get(version),
+                "verdict": _release_verdict(own),
                 "cells": [_cell_json(c) for c in own],
             }
         )
@@ -224,11 +229,104 @@ def build_report(cells: list[CellResult], trigger: str, coverage: dict | None = 
     totals["as_expected"] = len(cells) - sum(v for k, v in totals.items() if k != "cells")
     return {
         "trigger": trigger,
+        "require_pythons": REQUIRE_PYTHONS,
         "pythons": pythons,
         "totals": totals,
         "releases": out,
+        "failures": _failures(cells),
         "causes": _causes(cells),
     }
+
+
+def _pythons(cells: list[CellResult]) -> str:
+    return ", ".join(sorted({c.python for c in cells}, key=version_key))
+
+
+def _failing_points(cell: CellResult) -> list[str]:
+    if cell.status == "obsolete":
+        return ["nothing (unpatched passes: patch may be obsolete)"]
+    bad = [k.point for k in cell.cases or [] if k.outcome in ("failed", "xpass")]
+    return list(dict.fromkeys(bad)) or ["no test results"]
+
+
+def _release_verdict(cells: list[CellResult]) -> dict:
+    """One release over the cells that ran (those nobody ran do not count): fails (which contract
+    points), incomplete, fixed (holds, for a release without a series), or not run."""
+    ran = [c for c in cells if c.status not in ("not-run", "unavailable")]
+    lacking = [c for c in cells if c.status == "unavailable"]
+    lacks = f"; Python {_pythons(lacking)} not available here" if lacking else ""
+    bad = [c for c in ran if c.status in UNEXPECTED]
+    if bad:
+        points = list(dict.fromkeys(p for c in bad for p in _failing_points(c)))
+        variants = dict.fromkeys(c.variant for c in bad)
+        where = "; ".join(
+            f"{v} on {_pythons([c for c in bad if c.variant == v])}" for v in variants
+        )
+        return {"verdict": "failed", "text": f"fails {', '.join(points)} ({where}){lacks}"}
+    partial = [c for c in ran if c.status in INCOMPLETE]
+    if partial:
+        text = f"incomplete: {len(partial)} of {len(ran)} cells partial or interrupted, run again"
+        return {"verdict": "incomplete", "text": text}
+    patched = [c for c in ran if c.variant == "patched"]
+    if not ran or (cells[0].series and not patched):
+        why = ": no patched cell ran" if ran else ""
+        return {"verdict": "not-run", "text": f"not run{why}{lacks}"}
+    if cells[0].series:
+        return {"verdict": "passed",
+                "text": f"fixed on every Python that ran: {_pythons(patched)}{lacks}"}  # fmt: skip
+    bugs = [c for c in ran if c.status == "bug-shown"]  # the weekly `latest`: no series
+    if bugs:
+        return {"verdict": "bug-shown", "text": f"bug shown on {_pythons(bugs)}, no series{lacks}"}
+    return {"verdict": "passed", "text": f"holds on every Python that ran: {_pythons(ran)}{lacks}"}
+
+
+def _message(text: str) -> str:
+    """A failure's first line, with what differs between runs (addresses) left out."""
+    return re.sub(r"0x[0-9a-f]+", "0x…", first_line(text))
+
+
+def _failures(cells: list[CellResult]) -> list[dict]:
+    """The unexpected failures, grouped: by the cause expectations.toml gives the test (the
+    unpatched release fails it for that cause; an expected failure that passed names its cause),
+    else by the exception and the first line of its message; the largest group first."""
+    causes = expectations.load()
+    by_id = {c.id: c for c in causes}
+    groups: dict[tuple, dict] = {}
+
+    def add(key: tuple, title: str, cell: CellResult, test: str, message: str) -> None:
+        group = groups.setdefault(
+            key, {"cause": key[1], "title": title, "message": message, "count": 0,
+                  "tests": [], "cells": []},
+        )  # fmt: skip
+        group["count"] += 1
+        group["tests"] += [test] if test and test not in group["tests"] else []
+        group["cells"] += [cell.key] if cell.key not in group["cells"] else []
+
+    for cell in cells:
+        if cell.status == "obsolete":
+            add(("obsolete", ""), LEGEND["obsolete"], cell, "", "")
+            continue
+        bad = [k for k in cell.cases or [] if k.outcome in ("failed", "xpass")]
+        if cell.status == "failed" and not bad:  # it stopped before its tests, say
+            reason = _message(cell.reason or "no tests ran")
+            add(("no-results", "", reason), reason, cell, "", "")
+        known_release = cell.version in RELEASES  # not the weekly `latest`
+        expected = expectations.expected(causes, cell.version, "unpatched") if known_release else {}
+        for case in bad:
+            message = _message(case.message)
+            if case.outcome == "xpass":
+                known = [by_id[i] for i in expectations.cause_ids(case.message) if i in by_id]
+                how = "passed, expected to fail:"
+            else:
+                known = expectations.causes_of(expected, case.point, case.name)
+                how = "still fails:"
+            if known:
+                cause = known[0]
+                add((case.outcome, cause.id), f"{how} [{cause.id}] {cause.reason}", cell,
+                    case.id, message)  # fmt: skip
+            else:
+                add((case.outcome, "", message), message, cell, case.id, message)
+    return sorted(groups.values(), key=lambda g: -g["count"])
 
 
 def _causes(cells: list[CellResult]) -> list[dict]:

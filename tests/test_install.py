@@ -40,6 +40,9 @@ asyncio.run(main())
 """
 
 
+SECTION = "Install the patched SDK"
+
+
 def section(name: str) -> str:
     text = (ROOT / "README.md").read_text()
     return text.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0]
@@ -50,66 +53,76 @@ def blocks(name: str, language: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def kit(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`nox -s build -- 0.5.1`, as the README says, in a copy of the kit."""
     kit = kit_copy(tmp_path_factory.mktemp("build"))
     proc = nox(kit, "-s", "build", "--", VERSION)
     assert proc.returncode == 0, proc.stderr
-    return kit / "dist"
+    return kit
 
 
-def run(command: str | list[str], cwd: Path, **env: str) -> str:
-    shell = isinstance(command, str)
+def run(command: str | list[str], cwd: Path, venv: Path | None = None, **env: str) -> str:
+    """A command as a user's shell runs it: with `venv` activated, if given."""
     environ = {k: v for k, v in os.environ.items() if k not in OUTER}
+    if venv:
+        environ |= {"VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}:{environ['PATH']}"}
     proc = subprocess.run(
-        command, shell=shell, cwd=cwd, env={**environ, **env}, capture_output=True, text=True
+        command,
+        shell=isinstance(command, str),
+        cwd=cwd,
+        env={**environ, **env},
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, f"{command}\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout
+
+
+def project(kit: Path, tmp_path: Path) -> tuple[Path, str]:
+    """A fresh project with the build's files copied into vendor/ by the README's own command,
+    and N, read off the wheel's name as the README says."""
+    run(blocks(SECTION, "sh")[0].replace("/path/to/this/kit", str(kit)), tmp_path)
+    (wheel,) = (tmp_path / "vendor").glob("*.whl")
+    build = re.fullmatch(rf"openai_agents-{VERSION}\+agentrelease\.(\d+)-py3-none-any\.whl",
+                         wheel.name)[1]  # fmt: skip
+    assert build == str(releases.RELEASES[VERSION].build)
+    return tmp_path, build
 
 
 def check_freed(python: Path, cwd: Path) -> str:
     out = run([str(python), "-c", CHECK], cwd, PYTHONPATH=str(ROOT / "compat_tests"))
     installed, openai = out.split()
     assert installed == f"{VERSION}+agentrelease.{releases.RELEASES[VERSION].build}"
-    assert f"openai=={openai}\n" in (cwd / "dist" / f"constraints-{VERSION}.txt").read_text()
+    assert f"openai=={openai}\n" in (cwd / "vendor" / f"constraints-{VERSION}.txt").read_text()
     return installed
 
 
 @pytest.mark.parametrize("tool", ["pip", "uv"])
-def test_the_readme_install_commands(tool: str, dist: Path, tmp_path: Path):
-    commands = {c.split()[0]: c for c in blocks("Install the patched SDK", "sh")[0].splitlines()}
-    shutil.copytree(dist, tmp_path / "dist")
+def test_the_readme_install_commands(tool: str, kit: Path, tmp_path: Path):
+    cwd, _ = project(kit, tmp_path)
+    commands = {c.split()[0]: c for c in blocks(SECTION, "sh")[1].splitlines()}
     if tool == "pip":
-        run([PYTHON, "-m", "venv", "venv"], tmp_path)
-        run(commands["pip"].replace("pip ", "venv/bin/pip ", 1), tmp_path)
+        run(f"{PYTHON} -m venv venv", cwd)
     else:
-        run(["uv", "venv", "-q", "--python", PYTHON, "venv"], tmp_path)
-        run(commands["uv"], tmp_path, VIRTUAL_ENV=str(tmp_path / "venv"))
-    check_freed(tmp_path / "venv" / "bin" / "python", tmp_path)
+        run(f"uv venv -q --python {PYTHON} venv", cwd)
+    run(commands[tool], cwd, venv=cwd / "venv")
+    check_freed(cwd / "venv" / "bin" / "python", cwd)
 
 
-def test_the_readme_requirements_lines(dist: Path, tmp_path: Path):
-    shutil.copytree(dist, tmp_path / "dist")
-    (text,) = blocks("Install the patched SDK", "text")
-    build = releases.RELEASES[VERSION].build
-    (tmp_path / "requirements.txt").write_text(
-        text.replace("agentrelease.N", f"agentrelease.{build}")
-    )
-    run([PYTHON, "-m", "venv", "venv"], tmp_path)
-    run(["venv/bin/pip", "install", "-r", "requirements.txt"], tmp_path)
-    check_freed(tmp_path / "venv" / "bin" / "python", tmp_path)
+def test_the_readme_requirements_file(kit: Path, tmp_path: Path):
+    cwd, build = project(kit, tmp_path)
+    (text,) = blocks(SECTION, "text")
+    (cwd / "requirements.txt").write_text(text.replace("agentrelease.N", f"agentrelease.{build}"))
+    run(f"{PYTHON} -m venv venv", cwd)
+    run("pip install -r requirements.txt", cwd, venv=cwd / "venv")
+    check_freed(cwd / "venv" / "bin" / "python", cwd)
 
 
-def test_the_readme_lock_file_project(dist: Path, tmp_path: Path):
-    shutil.copytree(dist, tmp_path / "dist")
-    shutil.copytree(dist, tmp_path / "vendor")
-    (toml,) = blocks("Install the patched SDK", "toml")
-    build = releases.RELEASES[VERSION].build
-    (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "server"\nversion = "0"\nrequires-python = ">=3.11"\n'
-        + toml.replace("[project]\n", "").replace("agentrelease.N", f"agentrelease.{build}")
-    )
-    run(["uv", "lock", "--python", PYTHON], tmp_path)
-    run(["uv", "sync", "--frozen", "--python", PYTHON], tmp_path)
-    check_freed(tmp_path / ".venv" / "bin" / "python", tmp_path)
+def test_the_readme_lock_file_project(kit: Path, tmp_path: Path):
+    cwd, build = project(kit, tmp_path)
+    (toml,) = blocks(SECTION, "toml")
+    constraints = (cwd / "vendor" / f"constraints-{VERSION}.txt").read_text().splitlines()
+    assert set(re.findall(r'"([^"]+==[^"]+)"', toml.split("[tool.uv]")[1])) <= set(constraints)
+    (cwd / "pyproject.toml").write_text(toml.replace("agentrelease.N", f"agentrelease.{build}"))
+    run("uv sync", cwd)
+    check_freed(cwd / ".venv" / "bin" / "python", cwd)

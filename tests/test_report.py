@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,10 @@ def test_unexpected_xpass_is_highlighted_and_listed(tmp_path: Path, patches: Pat
     assert (got["status"], got["unexpected"]) == ("failed", True)
     md = (build / "report.md").read_text()
     assert "✗ **1 unexpectedly passed, 1 passed**" in md
-    assert "- `0.5.1-unpatched-py3.11` `release_then_gc::test_frees`: [XPASS(strict)]" in md
+    assert (
+        "| 1 | [XPASS(strict)] items hold their agent | `release_then_gc::test_frees` "
+        "| 0.5.1 unpatched py3.11 |" in md
+    )
     assert data["totals"]["unexpected"] == 1
 
 
@@ -84,8 +88,8 @@ def test_patched_failure_is_highlighted(tmp_path: Path, patches: Path):
     assert cell(data, "0.5.1-patched-py3.11")["status"] == "failed"
     md = (build / "report.md").read_text()
     assert "✗ **1 failed, 1 passed**" in md
-    assert "<details><summary>Failing tests (1)</summary>" in md
-    assert "`kept_items::test_keeps`: AssertionError: agent alive" in md
+    assert "**Unexpected failures: 1, in 1 group**" in md
+    assert "| 1 | AssertionError: agent alive | `kept_items::test_keeps` |" in md
 
 
 def test_unpatched_passing_everything_with_a_series_may_be_obsolete(tmp_path: Path, patches: Path):
@@ -197,19 +201,27 @@ def test_a_cell_that_ran_but_wrote_no_junit_is_failed(tmp_path, patches):
     assert cell(data, "0.6.9-unpatched-py3.11")["reason"] == "the cell ran but wrote no JUnit file"
 
 
-def test_a_missing_interpreter_reads_as_such_never_as_passed(tmp_path, patches):
+def test_a_missing_interpreter_reads_as_such_and_the_headline_says_what_held(
+    tmp_path, patches, monkeypatch
+):
     record(tmp_path / "build", "0.6.9-unpatched-py3.11", "unavailable", "Python 3.11 is absent")
     junit(tmp_path / "build", "0.5.1-unpatched-py3.11", {"release_then_gc::test_frees": "bug"})
     junit(tmp_path / "build", "0.5.1-patched-py3.11", PASSING)
     data, build = run(tmp_path, patches)
     got = cell(data, "0.6.9-unpatched-py3.11")
     assert (got["status"], got["label"]) == ("unavailable", "interpreter not available here")
-    assert render.verdict(data) == "incomplete"
+    assert render.verdict(data) == "passed"
     assert render.summary_line(data) == (
-        "incomplete: 3 cells, 2 as expected, 0 unexpected, 0 partial or interrupted, "
-        "1 without their interpreter here, 0 not run"
+        "passed here: every cell that could run here ran as expected (2); "
+        "1 need an interpreter this machine lacks"
     )
-    assert "| 0.6.9 | ∅ interpreter not available here | — |" in (build / "report.md").read_text()
+    md = (build / "report.md").read_text()
+    assert "| 0.6.9 | ∅ interpreter not available here | — |" in md
+    assert "- ○ **0.6.9**: not run; Python 3.11 not available here" in md
+    # CI installs every Python: there the headline is green only when every cell ran
+    monkeypatch.setattr(kit_report, "REQUIRE_PYTHONS", True)
+    data, _ = run(tmp_path, patches)
+    assert render.verdict(data) == "incomplete"
 
 
 def test_the_headline_is_green_only_when_every_cell_ran_as_expected(tmp_path, patches):
@@ -219,6 +231,75 @@ def test_the_headline_is_green_only_when_every_cell_ran_as_expected(tmp_path, pa
     data, build = run(tmp_path, patches)
     assert render.verdict(data) == "passed"
     assert "<b class=verdict-passed>" in (build / "report.html").read_text()
+
+
+def test_a_verdict_per_release_and_the_unexpected_failures_grouped(tmp_path, patches):
+    """Each release in one line over the cells that ran; the failures grouped by the cause that
+    expectations.toml gives their test, else by exception and message, with the cells they hit."""
+    matrix = [releases.Cell(py, v, variant) for v in ("0.5.1", "0.6.9", "0.7.0")
+              for variant in ("unpatched", "patched") for py in ("3.11", "3.12")]  # fmt: skip
+    shutil.copytree(patches / "0.5.1", patches / "0.6.9")
+    build = tmp_path / "build"
+    error = "AttributeError: 'RunResult' object has no attribute 'release_agents'"
+    for py in ("3.11", "3.12"):
+        junit(build, f"0.5.1-unpatched-py{py}", {"release_then_gc::test_frees": "bug"})
+        path = junit(build, f"0.5.1-patched-py{py}", {"release_then_gc::test_frees": "failed",
+            "kept_items::test_keeps": "failed", "kept_items::test_other": "failed"})  # fmt: skip
+        path.write_text(path.read_text().replace("AssertionError: agent alive", error))
+        junit(build, f"0.6.9-unpatched-py{py}", {"after_release::test_pickle": "bug"})
+    junit(build, "0.6.9-patched-py3.11", PASSING)
+    record(build, "0.6.9-patched-py3.12", "unavailable", "Python 3.12 is absent")
+    data = render.write_reports(build, patches, matrix)
+
+    assert [r["verdict"] for r in data["releases"]] == [
+        {"verdict": "failed", "text": "fails release_then_gc, kept_items (patched on 3.11, 3.12)"},
+        {"verdict": "passed",
+         "text": "fixed on every Python that ran: 3.11; Python 3.12 not available here"},
+        {"verdict": "not-run", "text": "not run"},
+    ]  # fmt: skip
+    by_error, by_cause = data["failures"]  # the largest group first
+    assert (by_error["cause"], by_error["title"], by_error["count"]) == ("", error, 4)
+    assert by_error["tests"] == ["kept_items::test_keeps", "kept_items::test_other"]
+    assert by_error["cells"] == ["0.5.1-patched-py3.11", "0.5.1-patched-py3.12"]
+    assert (by_cause["cause"], by_cause["count"]) == ("no-release-api", 2)
+    assert by_cause["tests"] == ["release_then_gc::test_frees"]
+
+    md = (build / "report.md").read_text()
+    top = md.split("Trigger:")[0]  # before the matrix
+    assert "- ✗ **0.5.1**: fails release_then_gc, kept_items (patched on 3.11, 3.12)" in top
+    assert "- ✓ **0.6.9**: fixed on every Python that ran: 3.11; Python 3.12 not" in top
+    assert "- ○ **0.7.0**: not run" in top
+    assert "**Unexpected failures: 6, in 2 groups**" in top
+    assert (
+        f"| 4 | {error} | `kept_items::test_keeps`, `kept_items::test_other` "
+        "| 0.5.1 patched py3.11, 3.12 |" in top
+    )
+    assert "| 2 | still fails: [no-release-api] no release API" in top
+
+    page = (build / "report.html").read_text()
+    top = page.split("<h2>Matrix</h2>")[0]
+    assert (
+        "<li><b class=verdict-failed>&nbsp;✗ <a href='#r-0.5.1'>0.5.1</a>&nbsp;</b> "
+        "fails release_then_gc, kept_items (patched on 3.11, 3.12)</li>" in top
+    )
+    assert "<b class=verdict-not-run>&nbsp;○ <a href='#r-0.7.0'>0.7.0</a>&nbsp;</b> not run" in top
+    assert "<h2>Unexpected failures: 6, in 2 groups</h2>" in top
+    assert (
+        "<tr><td>4</td><td>AttributeError: &#x27;RunResult&#x27; object has no attribute "
+        "&#x27;release_agents&#x27;</td>" in top
+    )
+    assert (
+        "0.5.1 patched py<a href='#c-0.5.1-patched-py3.11'>3.11</a>, "
+        "<a href='#c-0.5.1-patched-py3.12'>3.12</a>" in top
+    )
+
+
+def test_the_grid_names_an_absent_api_as_the_matrix_does(tmp_path, patches):
+    junit(tmp_path / "build", "0.5.1-patched-py3.11", {"resumed_runs::test_resume": "absent"})
+    _, build = run(tmp_path, patches)
+    page = (build / "report.html").read_text()
+    assert "<span class='pt absent' title='0.5.1 patched: API absent'>a</span>" in page
+    assert "✓ 1 API absent</a>" in page
 
 
 def test_markdown_and_html_use_the_same_symbols(tmp_path, patches):
