@@ -117,21 +117,30 @@ def _unfinished(version: str, tree: Path, force: bool) -> str | None:
     return None
 
 
+def _dirty(path: Path) -> bool:
+    """Whether `path` has changes the kit's git has not committed (outside git: always)."""
+    try:
+        return bool(git(ROOT, "status", "--porcelain", "--", str(path)).strip())
+    except subprocess.CalledProcessError:
+        return True  # not a git checkout: nothing is committed
+
+
 def _unsaved(version: str, new: Path) -> list[str]:
-    """The patches in patches/<version>/ with edits that writing `new` there would lose: edits
-    neither committed in the kit's git, nor the series releases.toml records, nor `new` itself."""
+    """The files in patches/<version>/ with edits that writing `new` there would lose: edits
+    neither committed in the kit's git, nor the series releases.toml records, nor `new` itself;
+    and a README.md that is not what export writes for the series as it stands."""
     current = PATCHES / version
     files = sorted(current.glob("*.patch"))
+    notes = current / "README.md"
+    if files and notes.is_file() and notes.read_text() != readme(version) and _dirty(notes):
+        return [notes.name]
     if not files or series_hash(version) in (
         release(version).series_sha256,
         series_hash(version, new.parent),
     ):
         return []
-    try:
-        if not git(ROOT, "status", "--porcelain", "--", str(current)).strip():
-            return []
-    except subprocess.CalledProcessError:
-        pass  # not a git checkout: nothing is committed
+    if not _dirty(current):
+        return []
     return [
         p.name
         for p in files

@@ -154,12 +154,19 @@ def test_export_refuses_an_unfinished_tree_and_unsaved_edits(tmp_path: Path):
     assert f"{tree} has uncommitted changes (README.md)" in export()
     series.git(tree, "checkout", "README.md")
     series.git(tree, "am", *map(str, patches[1:]))
-    edited = patches[2].read_text().replace("\n\n", "\n\nA maintainer's line.\n\n", 1)
+    unedited = patches[2].read_text()
+    edited = unedited.replace("\n\n", "\n\nA maintainer's line.\n\n", 1)
     patches[2].write_text(edited)
     before = _series(kit)
     message = f"patches/0.5.1/{patches[2].name} has edits that are neither committed nor exported"
     assert message in export("--force")
     assert patches[2].read_text() == edited
+    patches[2].write_text(unedited)
+    notes = kit / "patches" / "0.5.1" / "README.md"
+    notes.write_text(notes.read_text() + "A maintainer's note.\n")
+    before = _series(kit)
+    assert "patches/0.5.1/README.md has edits that are neither committed" in export("--force")
+    assert notes.read_text().endswith("A maintainer's note.\n")
 
 
 def test_export_puts_back_a_series_left_aside_by_a_kill(tmp_path: Path):
