@@ -98,3 +98,13 @@ def report_cell(kit: Path, key: str) -> dict:
     """A cell as `nox -s report` wrote it into report.json."""
     report = json.loads((kit / "build" / "compat" / "report.json").read_text())
     return next(c for r in report["releases"] for c in r["cells"] if c["key"] == key)
+
+
+# A `git` for PATH whose `git -C <tree> am` writes its pid to $MARKER and waits to be killed.
+SLOW_GIT = """#!/bin/sh
+if [ "$3" = am ]; then  # `git -C <tree> am ...`: say so, then take long enough to be killed
+  echo $$ > "$MARKER"
+  sleep 60
+fi
+exec /usr/bin/git "$@"
+"""

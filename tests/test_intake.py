@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, kit_copy, nox, nox_env, nox_started
+from helpers import ROOT, SLOW_GIT, kit_copy, nox, nox_env, nox_started
 
 from kit import intake, releases, safe, sdists, series
 
@@ -66,14 +66,6 @@ def test_re_adding_a_release_reproduces_the_commit(tmp_path: Path):
 
 
 # --- interrupts and refusals: nothing a maintainer wrote is lost ------------------------------
-
-SLOW_GIT = """#!/bin/sh
-if [ "$3" = am ]; then  # `git -C <tree> am ...`: say so, then take long enough to be killed
-  echo $$ > "$MARKER"
-  sleep 60
-fi
-exec /usr/bin/git "$@"
-"""
 
 
 def _series(kit: Path, version: str = "0.5.1") -> dict[str, bytes]:

@@ -5,12 +5,22 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
 
 import pytest
-from helpers import cell_record, kit_copy, nox, nox_started, report_cell
+from helpers import (
+    CACHE,
+    SLOW_GIT,
+    cell_record,
+    kit_copy,
+    nox,
+    nox_env,
+    nox_started,
+    report_cell,
+)
 
 from kit import releases, series
 
@@ -198,6 +208,39 @@ def test_an_interrupted_cell_is_recorded_with_its_phase(one_cell_kit, tmp_path, 
     if match.groups():
         ran, total = map(int, match.groups())
         assert ran == total - 1  # every test but the blocking one, the last
+
+
+def test_a_cell_interrupted_in_setup_says_so_and_the_next_run_recovers(tmp_path):
+    """Ctrl-C while the cell builds its patched wheel (`git am`, made slow here)."""
+    kit = kit_copy(tmp_path, cache=False)
+    cache = kit / ".nox" / ".cache"
+    for entry in ("sdists", "locks"):  # no wheel: the cell must build it
+        shutil.copytree(CACHE / entry, cache / entry, ignore=shutil.ignore_patterns(".lock-*"))
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "git").write_text(SLOW_GIT)
+    (slow / "git").chmod(0o755)
+    marker = tmp_path / "git-am.pid"
+    path = f"{slow}{os.pathsep}{nox_env()['PATH']}"
+    proc = nox_started(kit, "-s", f"compat({CELL})", PATH=path, MARKER=str(marker))
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marker.exists(), proc.communicate()[1]
+        os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C does
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode != 0
+    assert cell_record(kit, CELL)["phase"] == "setup"
+    assert nox(kit, "-s", "report").returncode == 0
+    assert report_cell(kit, CELL)["status"] == "interrupted", stderr
+    again = nox(kit, "-s", f"compat({CELL})")
+    assert again.returncode == 0, again.stderr
+    assert nox(kit, "-s", "report").returncode == 0
+    assert report_cell(kit, CELL)["status"] == "passed"
 
 
 def test_a_report_that_cannot_be_rendered_leaves_none_that_looks_current(tmp_path):
