@@ -49,10 +49,7 @@ def test_a_stock_0_4_1_environment_is_broken_and_moves_to_0_4_2s_wheel(stock: Pa
 def test_a_patched_0_5_1_environment_holds(tmp_path: Path):
     kit = kit_copy(tmp_path)
     wheel, constraints = dist.build("0.5.1", tmp_path / "dist")
-    # Until the series release OutputGuardrailResult.agent, point 16's output guardrail tests
-    # fail on every patched build: drop this selection when they do.
-    selection = ("--", "-k", "not output_guardrail")
-    args = ("--requirements", str(wheel), str(constraints), "--json", *selection)
+    args = ("--requirements", str(wheel), str(constraints), "--json")
     proc = nox(kit, "-s", "check", "--", *args)
     assert proc.returncode == 0, proc.stderr
     verdict = json.loads(proc.stdout)
@@ -61,6 +58,7 @@ def test_a_patched_0_5_1_environment_holds(tmp_path: Path):
     assert verdict["holds"] and verdict["remedy"] is None
     assert verdict["points"]["release_then_gc"]["status"] == "holds"
     assert verdict["points"]["resumed_runs"]["status"] == "n/a"  # no RunState before 0.8.0
+    assert verdict["points"]["nothing_reachable"]["status"] == "holds"
 
 
 def test_failures_are_classified_by_the_causes_of_the_release(tmp_path: Path):
