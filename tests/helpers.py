@@ -100,7 +100,6 @@ def report_cell(kit: Path, key: str) -> dict:
     return next(c for r in report["releases"] for c in r["cells"] if c["key"] == key)
 
 
-# A `git` for PATH whose `git -C <tree> am` writes its pid to $MARKER and waits to be killed.
 SLOW_GIT = """#!/bin/sh
 if [ "$3" = am ]; then  # `git -C <tree> am ...`: say so, then take long enough to be killed
   echo $$ > "$MARKER"
@@ -108,3 +107,13 @@ if [ "$3" = am ]; then  # `git -C <tree> am ...`: say so, then take long enough 
 fi
 exec /usr/bin/git "$@"
 """
+
+
+def slow_git(tmp_path: Path) -> tuple[str, Path]:
+    """A PATH whose `git -C <tree> am` writes its pid to the marker file and waits to be
+    killed, and that marker."""
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "git").write_text(SLOW_GIT)
+    (slow / "git").chmod(0o755)
+    return f"{slow}{os.pathsep}{nox_env()['PATH']}", tmp_path / "git-am.pid"

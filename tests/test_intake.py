@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, SLOW_GIT, kit_copy, nox, nox_env, nox_started
+from helpers import ROOT, kit_copy, nox, nox_started, slow_git
 
 from kit import intake, releases, safe, sdists, series
 
@@ -83,12 +83,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_a_tree_interrupted_during_git_am_leaves_nothing_and_is_made_again(tmp_path, sig):
     kit = kit_copy(tmp_path)
-    slow = tmp_path / "slow"
-    slow.mkdir()
-    (slow / "git").write_text(SLOW_GIT)
-    (slow / "git").chmod(0o755)
-    marker = tmp_path / "git-am.pid"
-    path = f"{slow}{os.pathsep}{nox_env()['PATH']}"
+    path, marker = slow_git(tmp_path)
     started = nox_started(kit, "-s", "tree", "--", "0.5.1", PATH=path, MARKER=str(marker))
     deadline = time.monotonic() + 60
     while not marker.exists() or not marker.read_text().strip():

@@ -13,13 +13,12 @@ import time
 import pytest
 from helpers import (
     CACHE,
-    SLOW_GIT,
     cell_record,
     kit_copy,
     nox,
-    nox_env,
     nox_started,
     report_cell,
+    slow_git,
 )
 
 from kit import releases, series
@@ -216,12 +215,7 @@ def test_a_cell_interrupted_in_setup_says_so_and_the_next_run_recovers(tmp_path)
     cache = kit / ".nox" / ".cache"
     for entry in ("sdists", "locks"):  # no wheel: the cell must build it
         shutil.copytree(CACHE / entry, cache / entry, ignore=shutil.ignore_patterns(".lock-*"))
-    slow = tmp_path / "slow"
-    slow.mkdir()
-    (slow / "git").write_text(SLOW_GIT)
-    (slow / "git").chmod(0o755)
-    marker = tmp_path / "git-am.pid"
-    path = f"{slow}{os.pathsep}{nox_env()['PATH']}"
+    path, marker = slow_git(tmp_path)
     proc = nox_started(kit, "-s", f"compat({CELL})", PATH=path, MARKER=str(marker))
     try:
         deadline = time.monotonic() + 120
