@@ -192,7 +192,7 @@ COPIES = {
 
 @pytest.mark.skipif(sys.version_info < (3, 10), reason="dataclass(slots=True) needs Python 3.10")
 @pytest.mark.parametrize("how", list(COPIES))
-def test_slotted_item_subclass_copies_after_release(how):
+def test_released_slotted_item_subclass_copies(how):
     item = SlottedMessageItem(agent=answering_agent(), raw_item=message("Paris"), extra=3)
     release = getattr(item, "release_agent", None)  # none before v0.6.0: copies as they are
     if release is not None:
