@@ -1,13 +1,17 @@
 """Point 13: dataclass subclasses that re-declare an agent field still define (the field has no
 default), construct, keep their agent until release, and release it; one that gives the field a
-default still reads the live agent after release.
+default still reads the live agent after release. A `@dataclass(slots=True)` item subclass (its
+fields are all slots) still copies, deep-copies and pickles after release (where there is one).
 
 `@dataclass class MyItem(MessageOutputItem): agent: Agent[Any]` is how a caller narrows or
 documents a field; the release API must not make class-level access look like a default, nor a
 subclass's default hide the agent."""
 
+import copy
 import dataclasses
 import gc
+import pickle
+import sys
 import weakref
 from typing import Any
 
@@ -170,3 +174,30 @@ async def test_result_subclasses_release_their_agent(streamed):
     with pytest.raises(AgentsException):
         _ = result.last_agent
     assert result.final_output == "Paris"
+
+
+if sys.version_info >= (3, 10):
+
+    @dataclasses.dataclass(slots=True)
+    class SlottedMessageItem(MessageOutputItem):
+        extra: int = 0
+
+
+COPIES = {
+    "copy": copy.copy,
+    "deepcopy": copy.deepcopy,
+    "pickle": lambda obj: pickle.loads(pickle.dumps(obj)),
+}
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="dataclass(slots=True) needs Python 3.10")
+@pytest.mark.parametrize("how", list(COPIES))
+def test_released_slotted_item_subclass_copies(how):
+    item = SlottedMessageItem(agent=answering_agent(), raw_item=message("Paris"), extra=3)
+    release = getattr(item, "release_agent", None)  # none before v0.6.0: copies as they are
+    if release is not None:
+        release()
+    clone = COPIES[how](item)
+    assert (clone.extra, clone.raw_item, clone.type) == (3, item.raw_item, "message_output_item")
+    # Its fields are slots, which a release leaves alone (upstream's too): the agent stays.
+    assert clone.agent.name == "answerer"
