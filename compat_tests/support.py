@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from types import ModuleType
 from typing import Any
 
-from agents import Agent, function_tool, handoff
+from agents import Agent, Runner, function_tool, handoff
 from agents.models.interface import Model
 from agents.usage import Usage
 from openai.types.responses import (
@@ -164,8 +164,6 @@ def same_name_handoff_agents() -> tuple[Agent[Any], Agent[Any]]:
 async def run(agent: Agent[Any], how: str, input: Any = "Go", **kwargs: Any) -> Any:
     """`Runner.run`, or `Runner.run_streamed` with its events drained: `how` is "run" or
     "run_streamed"."""
-    from agents import Runner
-
     if how == "run":
         return await Runner.run(agent, input, **kwargs)
     result = Runner.run_streamed(agent, input, **kwargs)
