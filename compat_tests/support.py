@@ -163,12 +163,19 @@ def same_name_handoff_agents() -> tuple[Agent[Any], Agent[Any]]:
 
 async def run(agent: Agent[Any], how: str, input: Any = "Go", **kwargs: Any) -> Any:
     """`Runner.run`, or `Runner.run_streamed` with its events drained: `how` is "run" or
-    "run_streamed"."""
+    "run_streamed". "run_streamed_break" reads one event and stops reading, as a caller who has
+    seen enough does; it returns once the run, going on without a reader, has finished."""
     if how == "run":
         return await Runner.run(agent, input, **kwargs)
     result = Runner.run_streamed(agent, input, **kwargs)
     async for _event in result.stream_events():
-        pass
+        if how == "run_streamed_break":
+            break
+    if how == "run_streamed_break":
+        # The run loop's task: `run_loop_task` from v0.8.0, `_run_impl_task` before.
+        task = getattr(result, "run_loop_task", None) or result._run_impl_task
+        await asyncio.wait([task], timeout=10)
+        assert task.done(), "the run did not finish without a reader"
     return result
 
 

@@ -2,9 +2,10 @@
 feature the run used. A walk of the result's strong references (support.agent_paths) names the
 path to each agent it finds.
 
-Each scenario builds its agents with one feature and runs them, plain and streamed. A feature
-the release lacks fails to build with an ImportError, AttributeError or TypeError
-(expectations.toml lists those as absent)."""
+Each scenario builds its agents with one feature and runs them: plain, streamed, and streamed
+with a caller who stops reading early. A streamed run that ends in an error (a tripwire, too many
+turns) keeps its result, so those are walked too. A feature the release lacks fails to build with
+an ImportError, AttributeError or TypeError (expectations.toml lists those as absent)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ import pytest
 from agents import (
     Agent,
     GuardrailFunctionOutput,
+    InputGuardrailTripwireTriggered,
+    MaxTurnsExceeded,
+    OutputGuardrailTripwireTriggered,
     RunConfig,
     RunHooks,
     Runner,
@@ -30,6 +34,7 @@ from support import (
     answering_agent,
     approval_agent,
     handoff_agents,
+    looping_agent,
     message,
     run,
     tool_agent,
@@ -45,6 +50,16 @@ def polite_input(context, agent, input) -> GuardrailFunctionOutput:
 @output_guardrail
 def polite_output(context, agent, output) -> GuardrailFunctionOutput:
     return GuardrailFunctionOutput(output_info="fine", tripwire_triggered=False)
+
+
+@input_guardrail
+def tripping_input(context, agent, input) -> GuardrailFunctionOutput:
+    return GuardrailFunctionOutput(output_info="no", tripwire_triggered=True)
+
+
+@output_guardrail
+def tripping_output(context, agent, output) -> GuardrailFunctionOutput:
+    return GuardrailFunctionOutput(output_info="no", tripwire_triggered=True)
 
 
 @dataclasses.dataclass
@@ -134,6 +149,24 @@ def interrupted() -> tuple[Agent[Any], dict[str, Any]]:
     return approval_agent(), {}
 
 
+def agent_tool_approval() -> tuple[Agent[Any], dict[str, Any]]:
+    """A run that stops for approval of a call to an agent used as a tool: the pending call
+    names the tool, which holds the agent."""
+    helper = answering_agent("helper")
+    model = ScriptedModel([tool_call("ask_helper", {"input": "Capital?"})], [message("Paris")])
+    tool = helper.as_tool(tool_name="ask_helper", tool_description="Ask.", needs_approval=True)
+    return Agent(name="orchestrator", model=model, tools=[tool]), {}
+
+
+def nested_interruption() -> tuple[Agent[Any], dict[str, Any]]:
+    """An agent used as a tool that itself stops for approval: the interruption is the inner
+    agent's, not an item of the outer run."""
+    inner = approval_agent("inner")
+    model = ScriptedModel([tool_call("ask_inner", {"input": "Delete a.txt"})], [message("done")])
+    tools = [inner.as_tool(tool_name="ask_inner", tool_description="Ask the inner agent.")]
+    return Agent(name="outer", model=model, tools=tools), {}
+
+
 async def resumed() -> tuple[Agent[Any], dict[str, Any]]:
     """A run resumed from the caller's RunState, the tool call approved."""
     agent = approval_agent()
@@ -158,7 +191,28 @@ SCENARIOS = {
     "hooks": with_hooks,
     "session": with_session,
     "interruption": interrupted,
+    "agent_tool_approval": agent_tool_approval,
+    "nested_interruption": nested_interruption,
     "resumed_run": resumed,
+}
+
+
+def input_tripwire() -> tuple[Agent[Any], dict[str, Any]]:
+    agent = answering_agent()
+    agent.input_guardrails = [tripping_input]
+    return agent, {}
+
+
+def output_tripwire() -> tuple[Agent[Any], dict[str, Any]]:
+    agent = answering_agent()
+    agent.output_guardrails = [tripping_output]
+    return agent, {}
+
+
+ERRORS = {
+    "input_tripwire": (input_tripwire, InputGuardrailTripwireTriggered),
+    "output_tripwire": (output_tripwire, OutputGuardrailTripwireTriggered),
+    "max_turns": (lambda: (looping_agent(), {"max_turns": 2}), MaxTurnsExceeded),
 }
 
 
@@ -181,3 +235,23 @@ async def test_release_leaves_no_agent_reachable(feature):
 @pytest.mark.parametrize("feature", list(SCENARIOS))
 async def test_streamed_release_leaves_no_agent_reachable(feature):
     await released_result_reaches_no_agent(feature, "run_streamed")
+
+
+@pytest.mark.parametrize("feature", list(SCENARIOS))
+async def test_unread_stream_release_leaves_no_agent_reachable(feature):
+    await released_result_reaches_no_agent(feature, "run_streamed_break")
+
+
+@pytest.mark.parametrize("error", list(ERRORS))
+async def test_streamed_release_after_error_leaves_no_agent_reachable(error):
+    """The exception is the caller's; what the result keeps of it must not pin the agent."""
+    build, exception = ERRORS[error]
+    agent, kwargs = build()
+    result = Runner.run_streamed(agent, "Go", **kwargs)
+    with pytest.raises(exception):
+        async for _event in result.stream_events():
+            pass
+    assert agent_paths(result), "the walk must see the agents the result holds before release"
+    result.release_agents()
+    paths = agent_paths(result)
+    assert not paths, "still reachable after release_agents():\n" + "\n".join(paths)
