@@ -37,6 +37,7 @@ TIMES = {
     "agent_read_ns": "agent_read_ratio",
     "source_agent_read_ns": "source_agent_read_ratio",
     "construct_ns": "construct_ratio",
+    "guardrail_agent_read_ns": "guardrail_agent_read_ratio",
 }
 RATES = {"run1_per_s": "run1_throughput_ratio", "run3_per_s": "run3_throughput_ratio"}
 RATIOS = {**TIMES, **RATES}
@@ -46,6 +47,7 @@ MEMORY = ("live_agents_after_release", "retained_bytes_after_release")
 TARGETS = {
     "field_read_ratio": ("<=", 1.05),
     "construct_ratio": ("<=", 1.10),
+    "guardrail_agent_read_ratio": ("<=", 1.05),
     "run_throughput_ratio": (">=", 0.99),
     "live_agents_after_release": ("==", 0),
 }

@@ -185,9 +185,22 @@ class _Reference:
 REFERENCE = "Reference(agent, raw).get()"
 
 
+def _guardrail_result(agent):
+    """An output guardrail's result as a run leaves it: holding the agent it checked."""
+    from agents import GuardrailFunctionOutput, OutputGuardrail, OutputGuardrailResult
+
+    def allow(context, agent, output) -> GuardrailFunctionOutput:
+        return GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
+
+    output = GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
+    guardrail = OutputGuardrail(guardrail_function=allow)
+    return OutputGuardrailResult(guardrail=guardrail, agent_output="Paris", agent=agent, output=output)
+
+
 def reads() -> dict:
     """Nanoseconds per field read, `.agent` read, `.source_agent` read and construction of a
-    run item, and per REFERENCE (`ref_ns`)."""
+    run item, `.agent` read of an (unreleased) output guardrail result, and per REFERENCE
+    (`ref_ns`)."""
     import support
     from agents.items import HandoffOutputItem, MessageOutputItem
 
@@ -203,6 +216,7 @@ def reads() -> dict:
         "handoff": HandoffOutputItem(
             agent=source, raw_item=handoff_raw, source_agent=source, target_agent=target
         ),
+        "guardrail": _guardrail_result(target),
     }
     best = best_per_loop(
         {
@@ -210,6 +224,7 @@ def reads() -> dict:
             "agent_read_ns": timer("item.agent", namespace),
             "source_agent_read_ns": timer("handoff.source_agent", namespace),
             "construct_ns": timer("MessageOutputItem(agent=agent, raw_item=raw)", namespace),
+            "guardrail_agent_read_ns": timer("guardrail.agent", namespace),
             "ref_ns": timer(REFERENCE, namespace),
         },
         MIN_TIME,

@@ -25,6 +25,7 @@ def sample(scale: float, live: int | None = None, retained: int | None = None) -
         "agent_read_ns": 5.0 * scale,
         "source_agent_read_ns": 5.0 * scale,
         "construct_ns": 400.0 * scale,
+        "guardrail_agent_read_ns": 5.0 * scale,
         "run1_per_s": 1000.0 / scale,
         "run3_per_s": 400.0 / scale,
     }
