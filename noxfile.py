@@ -176,7 +176,11 @@ def upstream(session: nox.Session) -> None:
     docs/upstream.md."""
     args = parse(session, VERSIONS, CHECK, ("--publish", FLAG))
     if args.check:
-        return docs.check("upstream", own_suites.render, "upstream -- --publish")
+        docs.check("upstream", own_suites.render, "upstream -- --publish")
+        if stale := own_suites.stale(docs.load("upstream")):
+            session.error("docs/upstream.md: re-run `nox -s upstream -- <version> --publish`:\n"
+                          + "\n".join(stale))  # fmt: skip
+        return
     data, added, lines = docs.load("upstream") or {"releases": {}}, [], []
     versions = args.versions or releases.patched_versions()
     for n, version in enumerate(versions, 1):

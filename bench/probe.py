@@ -194,7 +194,9 @@ def _guardrail_result(agent):
 
     output = GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
     guardrail = OutputGuardrail(guardrail_function=allow)
-    return OutputGuardrailResult(guardrail=guardrail, agent_output="Paris", agent=agent, output=output)
+    return OutputGuardrailResult(
+        guardrail=guardrail, agent_output="Paris", agent=agent, output=output
+    )
 
 
 def reads() -> dict:

@@ -1,10 +1,14 @@
 """A release's own test suite, ruff and mypy (in its sdist tree, with its own uv.lock), unpatched
 and then patched: the series must add no failing test, ruff finding or mypy error. Results go to
-docs/upstream.md (data: docs/data/upstream.json)."""
+docs/upstream.md (data: docs/data/upstream.json), each row naming the series it checked.
+
+The unpatched half depends only on the sdist and its uv.lock, so it is kept in
+.nox/.cache/upstream/ and a changed series re-runs only the patched half."""
 
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import re
 import subprocess
@@ -12,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import MatrixError, junit
-from .releases import CI_PYTHON
+from . import CACHE, MatrixError, junit, safe
+from .releases import CI_PYTHON, RELEASES, patched_versions, series_hash
 from .series import apply_series, make_tree
 
 
@@ -86,6 +90,25 @@ def fail_again(tree: Path, test_ids: list[str]) -> list[str]:
     return [test_id for test_id in test_ids if test_id not in passed]
 
 
+def unpatched(version: str, tree: Path, log: Callable[[str], None], cache: Path = CACHE) -> dict:
+    """`checks` of the unpatched tree, from the cache when the sdist is the one it was made of."""
+    path = cache / "upstream" / f"{version}-py{CI_PYTHON}.json"
+    digest = safe.sha256(tree / "uv.lock") if (tree / "uv.lock").exists() else ""
+    if path.exists():
+        try:
+            kept = json.loads(path.read_text())
+            if kept["uv_lock_sha256"] == digest:
+                log(f"{version} unpatched: from {path.relative_to(cache.parent.parent)}")
+                return kept["checks"]
+        except (ValueError, KeyError, TypeError):
+            pass  # damaged: run it again
+    result = checks(tree, f"{version} unpatched", log)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"uv_lock_sha256": digest, "checks": result}
+    safe.write_atomically(path, json.dumps(record, indent=1).encode())
+    return result
+
+
 def check_release(version: str, workdir: Path, log: Callable[[str], None]) -> dict:
     """Unpatched, then patched: counts of both, and what the series adds (should be nothing)."""
     tree = make_tree(version, workdir.resolve() / f"upstream-{version}")
@@ -97,7 +120,7 @@ def check_release(version: str, workdir: Path, log: Callable[[str], None]) -> di
     )
     if proc.returncode:
         raise MatrixError(f"uv sync of {version}'s own uv.lock failed:\n{proc.stderr[-2000:]}")
-    before = checks(tree, f"{version} unpatched", log)
+    before = unpatched(version, tree, log)
     apply_series(version, tree)
     after = checks(tree, f"{version} patched", log)
     new = {kind: sorted(set(after[kind]) - set(before[kind])) for kind in ("tests", "ruff", "mypy")}
@@ -110,11 +133,23 @@ def check_release(version: str, workdir: Path, log: Callable[[str], None]) -> di
     return {
         "date": datetime.date.today().isoformat(),
         "python": CI_PYTHON,
+        "build": RELEASES[version].build,
+        "series_sha256": series_hash(version),
         "unpatched": {**before["counts"], "ruff": len(before["ruff"]), "mypy": len(before["mypy"])},
         "patched": {**after["counts"], "ruff": len(after["ruff"]), "mypy": len(after["mypy"])},
         "added": added,
         "flaky": flaky,
     }
+
+
+def stale(data: dict) -> list[str]:
+    """Series without a row on the page, or whose row checked other patches than they hold."""
+    rows = data.get("releases", {})
+    return [
+        f"{version}: {'no row' if version not in rows else 'the series changed since its row'}"
+        for version in patched_versions()
+        if rows.get(version, {}).get("series_sha256") != series_hash(version)
+    ]
 
 
 def summary(version: str, entry: dict) -> str:
@@ -149,16 +184,18 @@ def render(data: dict) -> str:
         "`make mypy` command, first unpatched, then with its series; the session fails if the "
         "series adds a failing test, a ruff finding or a mypy error.",
         "",
-        "| release | checked | unpatched: passed / failed / skipped | patched | added by series |",
+        "| release | checked | unpatched: passed / failed / skipped | patched (build) | added by "
+        "series |",
         "|---|---|---|---|---|",
     ]
     for version, entry in data["releases"].items():
         added = "; ".join(entry["added"]) or "nothing"
+        build = f" (build {entry['build']})" if "build" in entry else ""
         if entry.get("flaky"):
             added += f" ({len(entry['flaky'])} more failed once, passed when run again alone)"
         out.append(
             f"| {version} | {entry['date']}, Python {entry['python']} | "
-            f"{_side(entry['unpatched'])} | {_side(entry['patched'])} | {added} |"
+            f"{_side(entry['unpatched'])} | {_side(entry['patched'])}{build} | {added} |"
         )
     out += [
         "",

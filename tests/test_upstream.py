@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kit import upstream
+from kit import releases, upstream
 
 MAKEFILES = {
     "mypy: \n\tuv run mypy . --exclude site\n": ["mypy", ".", "--exclude", "site"],  # 0.2-0.19
@@ -49,3 +49,32 @@ def test_summary_is_one_line_unpatched_to_patched():
         "0.5.1: passed 1024 -> 1056, failed 0 -> 0, skipped 4 -> 4; ruff 0 -> 0; mypy 0 -> 1; "
         "added by the series: mypy: src/agents/items.py:1: error: x"
     )
+
+
+def test_the_unpatched_half_is_kept_until_the_lock_changes(tmp_path: Path, monkeypatch):
+    runs = []
+    monkeypatch.setattr(upstream, "checks", lambda tree, label, log: runs.append(label) or {"n": 1})
+    tree, cache = tmp_path / "tree", tmp_path / ".nox" / ".cache"
+    tree.mkdir()
+    (tree / "uv.lock").write_text("a")
+    assert upstream.unpatched("0.5.1", tree, print, cache) == {"n": 1}
+    assert upstream.unpatched("0.5.1", tree, print, cache) == {"n": 1}
+    assert runs == ["0.5.1 unpatched"]
+    (tree / "uv.lock").write_text("b")
+    upstream.unpatched("0.5.1", tree, print, cache)
+    kept = next((cache / "upstream").glob("0.5.1-*.json"))
+    kept.write_text("{not json")
+    upstream.unpatched("0.5.1", tree, print, cache)
+    assert runs == ["0.5.1 unpatched"] * 3
+
+
+def test_check_names_series_whose_row_is_missing_or_stale():
+    versions = releases.patched_versions()
+    rows = {v: {"series_sha256": releases.series_hash(v)} for v in versions}
+    assert upstream.stale({"releases": rows}) == []
+    rows[versions[0]] = {"series_sha256": "0" * 64}
+    del rows[versions[-1]]
+    assert upstream.stale({"releases": rows}) == [
+        f"{versions[0]}: the series changed since its row",
+        f"{versions[-1]}: no row",
+    ]
