@@ -37,6 +37,14 @@ def summary_line(report: dict) -> str:
             f"passed here: every cell that could run here ran as expected ({t['as_expected']}); "
             f"{t['unavailable']} need an interpreter this machine lacks"
         )
+    ran = t["as_expected"]
+    if verdict(report) == "incomplete" and t["not_run"] and ran and not t["partial"]:
+        lacking = f", {t['unavailable']} need an interpreter this machine lacks"
+        return (
+            f"incomplete, as expected where it ran: {ran} ran as expected"
+            f"{lacking if t['unavailable'] else ''}, {t['not_run']} of {t['cells']} cells not run "
+            "(a slice: `nox -s compat` runs them all)"
+        )
     counts = [
         f"{t['as_expected']} as expected",
         f"{t['unexpected']} unexpected",

@@ -114,7 +114,10 @@ def test_a_cell_without_junit_is_not_run_never_passed(tmp_path: Path, patches: P
     }
     md = (build / "report.md").read_text()
     assert "| 0.5.1 | ○ not run | ○ not run | 1 |" in md
-    assert md.startswith("### SDK compatibility (contract tests)\n\n**incomplete: 3 cells")
+    assert md.startswith(
+        "### SDK compatibility (contract tests)\n\n**incomplete, as expected where it ran: 1 ran "
+        "as expected, 2 of 3 cells not run"
+    )
 
 
 def test_collection_errors_and_unreadable_files_fail_the_cell(tmp_path: Path):
@@ -222,6 +225,18 @@ def test_a_missing_interpreter_reads_as_such_and_the_headline_says_what_held(
     monkeypatch.setattr(kit_report, "REQUIRE_PYTHONS", True)
     data, _ = run(tmp_path, patches)
     assert render.verdict(data) == "incomplete"
+
+
+def test_a_slice_that_held_says_so_and_how_much_did_not_run(tmp_path, patches):
+    junit(tmp_path / "build", "0.5.1-unpatched-py3.11", {"release_then_gc::test_frees": "bug"})
+    junit(tmp_path / "build", "0.5.1-patched-py3.11", PASSING)
+    data, _ = run(tmp_path, patches)
+    assert render.verdict(data) == "incomplete"
+    cells = data["totals"]["cells"]
+    assert render.summary_line(data) == (
+        f"incomplete, as expected where it ran: 2 ran as expected, {cells - 2} of {cells} cells "
+        "not run (a slice: `nox -s compat` runs them all)"
+    )
 
 
 def test_the_headline_is_green_only_when_every_cell_ran_as_expected(tmp_path, patches):
