@@ -40,7 +40,14 @@ def releases_on_pypi(files: list[dict]) -> list[dict]:
 CANARY = "alive_until_release"  # point 1: what every release does unless the suite cannot drive it
 WALK = "nothing_reachable"  # point 16: its failures name each path from a released result
 PATH = re.compile(r"^\s*(result\S*) \(Agent ", re.M)
-SCENARIO = re.compile(r"^test_(streamed_)?\w+\[(\w+)\]$")
+SCENARIO = re.compile(r"^(test_\w+)_leaves_no_agent_reachable\[(\w+)\]$")
+HOWS = {  # point 16's tests: how each drives its scenarios, and the page's words for that
+    "test_release": ("run", "run", "every plain run"),
+    "test_streamed_release": ("run_streamed", "streamed", "every streamed scenario"),
+    "test_unread_stream_release": ("unread_stream", "unread stream", "every unread stream"),
+    "test_streamed_release_after_error": ("after_error", "streamed error", "every streamed error"),
+}
+WORDS = {how: words for how, words, _ in HOWS.values()}
 
 
 def reaches(cases: list) -> dict[str, list[str]]:
@@ -56,28 +63,34 @@ def reaches(cases: list) -> dict[str, list[str]]:
 
 
 def _scenario(name: str) -> str | None:
-    """`feature-run` or `feature-run_streamed`, from a test of point 16."""
+    """`feature-how` (`handoff-run_streamed`, `max_turns-after_error`), from a test of point 16."""
     match = SCENARIO.match(name)
-    return match and f"{match[2]}-{'run_streamed' if match[1] else 'run'}"
+    return match and match[1] in HOWS and f"{match[2]}-{HOWS[match[1]][0]}" or None
 
 
 def _scenarios(shown: list[str], ran: set[str]) -> str:
-    """`every scenario`, `every streamed scenario`, `every plain run`, or the features."""
-    every = (
-        ("", "every scenario"),
-        ("-run_streamed", "every streamed scenario"),
-        ("-run", "every plain run"),
-    )
+    """`every scenario`, `every streamed scenario` (and the like), or the features, each with
+    the ways it was driven unless it showed the path in every way it ran."""
+    every = [("", "every scenario")] + [(f"-{how}", every) for how, _, every in HOWS.values()]
     for how, words in every:
         wanted = {s for s in ran if s.endswith(how)}
         if wanted and wanted <= set(shown):
             rest = sorted(set(shown) - wanted)
-            return ", ".join([words, *rest])
+            return f"{words}, {_features(rest, ran)}" if rest else words
+    return _features(shown, ran)
+
+
+def _features(shown: list[str], ran: set[str]) -> str:
     features: dict[str, list[str]] = {}
-    for scenario in shown:
+    for scenario in sorted(shown):
         feature, how = scenario.rsplit("-", 1)
-        features.setdefault(feature, []).append("streamed" if how == "run_streamed" else how)
-    return ", ".join(f if len(hows) == 2 else f"{f} ({hows[0]})" for f, hows in features.items())
+        features.setdefault(feature, []).append(how)
+    out = []
+    for feature, hows in features.items():
+        every = {s.rsplit("-", 1)[1] for s in ran if s.rsplit("-", 1)[0] == feature}
+        ways = ", ".join(WORDS[h] for h in WORDS if h in hows)
+        out.append(feature if set(hows) >= every else f"{feature} ({ways})")
+    return ", ".join(out)
 
 
 def result(release: dict, junit: Path | None, note: str = "") -> dict:

@@ -114,3 +114,18 @@ def test_scan_names_the_paths_point_16_finds_and_where(tmp_path: Path):
     page = scan.render({"python": "3.11", "releases": {"0.7.0": older, "0.8.0": newer}})
     assert f"| 0.7.0 | `{guard}`: output_guardrail (run) |" in page
     assert f"| 0.8.0 | `{state}`: every streamed scenario<br>`{guard}`: output_guardrail |" in page
+
+
+def test_the_scan_names_how_a_scenario_was_driven():
+    ran = {"handoff-run", "handoff-run_streamed", "handoff-unread_stream", "hooks-unread_stream",
+           "max_turns-after_error"}  # fmt: skip
+    assert scan._scenario("test_unread_stream_release_leaves_no_agent_reachable[hooks]") == (
+        "hooks-unread_stream"
+    )
+    assert scan._scenario(
+        "test_streamed_release_after_error_leaves_no_agent_reachable[max_turns]"
+    ) == ("max_turns-after_error")
+    assert scan._scenario("test_something_else[hooks]") is None
+    shown = ["handoff-unread_stream", "hooks-unread_stream", "max_turns-after_error"]
+    assert scan._scenarios(shown, ran) == "every unread stream, max_turns"
+    assert scan._scenarios(["handoff-unread_stream"], ran) == "handoff (unread stream)"
