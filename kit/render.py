@@ -167,8 +167,10 @@ td a:hover{text-decoration:underline} .muted{color:#656d76} code{font-size:12px}
 .groups td:nth-child(3){min-width:36em} .groups td:last-child{min-width:12em}
 .groups code{overflow-wrap:anywhere}
 .grid td{text-align:center;padding:1px 3px;white-space:nowrap} .grid td:first-child{text-align:left}
-.grid th{font-size:11px;padding:2px 3px} .pt{display:inline-block;width:15px;border-radius:3px;
-font-size:11px;font-weight:600;text-align:center;margin:0 1px}
+.grid th{font-size:11px;padding:2px 3px} .wide{overflow-x:auto;max-width:100%}
+.grid th.v{writing-mode:vertical-rl;transform:rotate(180deg);text-align:left}
+.pt{display:inline-block;width:15px;border-radius:3px;font-size:11px;font-weight:600;
+text-align:center;margin:0 1px}
 details{margin:4px 0} summary{cursor:pointer} .release{border:1px solid #d0d7de;border-radius:6px;
 padding:4px 10px;margin:8px 0} pre{background:#f6f8fa;padding:6px;overflow:auto;max-height:260px;
 font-size:12px;margin:4px 0}
@@ -222,7 +224,7 @@ def render_html(report: dict) -> str:
         *_html_top(report),
         f"<p class=muted>Bases: {bases}</p>",
         "<p class=muted>" + " · ".join(_legend(lambda k: symbol(k, SYMBOLS[k]), e)) + "</p>",
-        "<h2>Matrix</h2><table><tr><th>SDK</th>",
+        "<h2>Matrix</h2><div class=wide><table><tr><th>SDK</th>",
     ]
     out += [f"<th>{v}<br><span class=muted>py{py}</span></th>" for v, py in columns]
     coverage = any(r["coverage"] for r in report["releases"])
@@ -241,7 +243,7 @@ def render_html(report: dict) -> str:
                 )
         out.append(f"<td>{rel['patches'] or '0 (baseline)'}</td>")
         out.append(f"<td>{coverage_text(rel['coverage'])}</td>" * coverage + "</tr>")
-    out.append("</table>")
+    out.append("</table></div>")
 
     out.append(
         "<h2>Contract points</h2><p class=muted>Per release: unpatched | patched, over every Python"
@@ -249,10 +251,11 @@ def render_html(report: dict) -> str:
         + " · ".join(f"{symbol(k, s)} {word}" for k, (s, word) in POINT.items())
         + ": every test of the point, in every Python, lacked an API the release does not have"
         " (compat_tests/expectations.toml [[absent]]) or was skipped.</p>"
-        "<table class=grid><tr><th>point</th>"
+        "<div class=wide><table class=grid><tr><th>point</th>"
     )
     out += [
-        f"<th><a href='#r-{e(r['version'])}'>{e(r['version'])}</a></th>" for r in report["releases"]
+        f"<th class=v><a href='#r-{e(r['version'])}'>{e(r['version'])}</a></th>"
+        for r in report["releases"]
     ]
     out.append("</tr>")
     for point in points:
@@ -271,7 +274,7 @@ def render_html(report: dict) -> str:
                     )
             out.append(f"<td><a href='#r-{e(rel['version'])}'>{''.join(spans)}</a></td>")
         out.append("</tr>")
-    out.append("</table>")
+    out.append("</table></div>")
 
     out.append("<h2>Causes</h2><table><tr><th>cause</th><th>upstream</th><th>affects</th>")
     out.append("<th>bug shown in</th></tr>")

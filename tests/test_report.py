@@ -248,6 +248,17 @@ def test_the_headline_is_green_only_when_every_cell_ran_as_expected(tmp_path, pa
     assert "<b class=verdict-passed>" in (build / "report.html").read_text()
 
 
+def test_the_wide_tables_scroll_in_place_so_the_page_fits_its_window(tmp_path, patches):
+    """25 releases x 2 variants of the point grid, or 12 cells a row of the matrix, are wider
+    than a laptop's window: they scroll on their own, and the verdicts above never move."""
+    data, build = run(tmp_path, patches)
+    page = (build / "report.html").read_text()
+    assert "<h2>Matrix</h2><div class=wide><table>" in page
+    assert "<div class=wide><table class=grid><tr><th>point</th>" in page
+    assert "<th class=v><a href='#r-0.5.1'>0.5.1</a></th>" in page
+    assert ".wide{overflow-x:auto" in page
+
+
 def test_a_verdict_per_release_and_the_unexpected_failures_grouped(tmp_path, patches):
     """Each release in one line over the cells that ran; the failures grouped by the cause that
     expectations.toml gives their test, else by exception and message, with the cells they hit."""
