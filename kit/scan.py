@@ -229,7 +229,8 @@ def _reach_table(versions: list[str], results: dict) -> list[str]:
         "## What a released result still reaches (point 16)",
         "",
         "The paths from a result to an agent that a walk of its strong references finds after "
-        "`release_agents()`, and the scenarios (an SDK feature, run or streamed) that show them.",
+        "`release_agents()`, and the scenarios that show them: an SDK feature, run, streamed, "
+        "streamed and left unread after one event, or streamed into an error.",
         "",
         "| releases | paths |",
         "|---|---|",
