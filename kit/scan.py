@@ -65,7 +65,9 @@ def reaches(cases: list) -> dict[str, list[str]]:
 def _scenario(name: str) -> str | None:
     """`feature-how` (`handoff-run_streamed`, `max_turns-after_error`), from a test of point 16."""
     match = SCENARIO.match(name)
-    return match and match[1] in HOWS and f"{match[2]}-{HOWS[match[1]][0]}" or None
+    if not match or match[1] not in HOWS:
+        return None
+    return f"{match[2]}-{HOWS[match[1]][0]}"
 
 
 def _scenarios(shown: list[str], ran: set[str]) -> str:

@@ -98,7 +98,7 @@ def unpatched(version: str, tree: Path, log: Callable[[str], None], cache: Path 
         try:
             kept = json.loads(path.read_text())
             if kept["uv_lock_sha256"] == digest:
-                log(f"{version} unpatched: from {path.relative_to(cache.parent.parent)}")
+                log(f"{version} unpatched: from the cache ({path.name})")
                 return kept["checks"]
         except (ValueError, KeyError, TypeError):
             pass  # damaged: run it again
