@@ -121,6 +121,7 @@ def check_release(version: str, workdir: Path, log: Callable[[str], None]) -> di
     if proc.returncode:
         raise MatrixError(f"uv sync of {version}'s own uv.lock failed:\n{proc.stderr[-2000:]}")
     before = unpatched(version, tree, log)
+    series = series_hash(version)  # of what is applied: a series may change while the suite runs
     apply_series(version, tree)
     after = checks(tree, f"{version} patched", log)
     new = {kind: sorted(set(after[kind]) - set(before[kind])) for kind in ("tests", "ruff", "mypy")}
@@ -134,7 +135,7 @@ def check_release(version: str, workdir: Path, log: Callable[[str], None]) -> di
         "date": datetime.date.today().isoformat(),
         "python": CI_PYTHON,
         "build": RELEASES[version].build,
-        "series_sha256": series_hash(version),
+        "series_sha256": series,
         "unpatched": {**before["counts"], "ruff": len(before["ruff"]), "mypy": len(before["mypy"])},
         "patched": {**after["counts"], "ruff": len(after["ruff"]), "mypy": len(after["mypy"])},
         "added": added,
