@@ -54,13 +54,17 @@ def tool_call(name: str, arguments: dict[str, Any] | None = None, call_id: str =
 
 
 class ScriptedModel(Model):
-    """Answers each turn with the next scripted list of output items; the last one repeats."""
+    """Answers each turn with the next scripted list of output items; the last one repeats. A
+    turn that is an exception is raised instead, as a model that fails does."""
 
-    def __init__(self, *turns: list[Any]) -> None:
+    def __init__(self, *turns: list[Any] | BaseException) -> None:
         self.turns = list(turns)
 
     def _next(self) -> list[Any]:
-        return self.turns.pop(0) if len(self.turns) > 1 else self.turns[0]
+        turn = self.turns.pop(0) if len(self.turns) > 1 else self.turns[0]
+        if isinstance(turn, BaseException):
+            raise turn
+        return turn
 
     async def get_response(self, *args: Any, **kwargs: Any) -> Any:
         return ModelResponse(output=self._next(), usage=Usage(), response_id=None)
@@ -121,6 +125,11 @@ def looping_agent(name: str = "looper") -> Agent[Any]:
     return Agent(name=name, instructions="Loop.", model=model, tools=[lookup_city])
 
 
+def failing_agent(error: BaseException, name: str = "failer") -> Agent[Any]:
+    """An agent whose model raises `error` on its first turn."""
+    return Agent(name=name, instructions="Fail.", model=ScriptedModel(error))
+
+
 def collected(*refs: weakref.ref[Any]) -> bool:
     gc.collect()
     return all(ref() is None for ref in refs)
@@ -172,11 +181,28 @@ async def run(agent: Agent[Any], how: str, input: Any = "Go", **kwargs: Any) -> 
         if how == "run_streamed_break":
             break
     if how == "run_streamed_break":
-        # The run loop's task: `run_loop_task` from v0.8.0, `_run_impl_task` before.
-        task = getattr(result, "run_loop_task", None) or result._run_impl_task
-        await asyncio.wait([task], timeout=10)
-        assert task.done(), "the run did not finish without a reader"
+        await run_over(result)
     return result
+
+
+def run_task(result: Any) -> Any:
+    """A streamed result's run loop task: `run_loop_task` from v0.8.0, `_run_impl_task` before."""
+    return getattr(result, "run_loop_task", None) or result._run_impl_task
+
+
+async def run_over(result: Any) -> None:
+    """Wait, without reading the stream, until the streamed run and its guardrail tasks have
+    finished (the guardrail tasks exist once the run has started its first turn)."""
+    task = run_task(result)
+    await asyncio.wait([task], timeout=10)
+    assert task.done(), "the run did not finish without a reader"
+    names = ("_input_guardrails_task", "_output_guardrails_task")
+    guardrails = [t for t in (getattr(result, n, None) for n in names) if t is not None]
+    if guardrails:
+        await asyncio.wait(guardrails, timeout=10)
+        assert all(t.done() for t in guardrails), "a guardrail task did not finish"
+    for _ in range(5):  # the callbacks of what has just finished
+        await asyncio.sleep(0)
 
 
 def agent_paths(root: Any, name: str = "result") -> list[str]:

@@ -1,13 +1,28 @@
-"""Point 11: released results and items stay usable: printing, fields, copies, pickling."""
+"""Point 11: released results, items and unread stream events stay usable: printing, fields,
+copies, pickling."""
 
+import asyncio
 import copy
 import dataclasses
 import gc
 import pickle
+import weakref
 
 import pytest
-from agents import Runner
-from support import handoff_agents, tool_agent
+from agents import Agent, Runner
+from agents.exceptions import MaxTurnsExceeded
+from support import (
+    ScriptedModel,
+    answering_agent,
+    collected,
+    handoff_agents,
+    looping_agent,
+    message,
+    run,
+    run_over,
+    tool_agent,
+    tool_call,
+)
 
 OPERATIONS = {
     "repr": repr,
@@ -74,3 +89,85 @@ async def test_release_is_idempotent():
         for item in result.new_items:
             item.release_agent()
             assert item.agent is None
+
+
+@pytest.mark.parametrize("agent_gone", [False, True], ids=["agent_alive", "agent_gone"])
+@pytest.mark.parametrize("operation", OPERATIONS)
+async def test_unread_events_after_release(operation, agent_gone):
+    """reviewer r051 r5: the events a caller did not read before release_agents() are read
+    after it, every one, as released copies: an agent update names its agent while the caller
+    keeps it and None once it is gone, and each event prints, copies and pickles. (A caller who
+    read one event and closed the stream leaves no events to read on v0.8.0 and later: closing
+    drains the queue. So the stream is not read at all before the release.)"""
+    source, target = handoff_agents()
+    result = Runner.run_streamed(source, "Route me")
+    await run_over(result)
+    result.release_agents()
+    keep = [None, None] if agent_gone else [source, target]
+    del source, target
+    gc.collect()
+    events = [event async for event in result.stream_events()]
+    updates = [e for e in events if e.type == "agent_updated_stream_event"]
+    assert [e.new_agent for e in updates] == keep
+    for event in events:
+        OPERATIONS[operation](event)
+        assert event.type
+    assert result.final_output == "handled"
+
+
+def interrupted_by_an_agent_tool():
+    helper = answering_agent("helper")
+    model = ScriptedModel([tool_call("ask_helper", {"input": "Capital?"})], [message("Paris")])
+    tool = helper.as_tool(tool_name="ask_helper", tool_description="Ask.", needs_approval=True)
+    return Agent(name="orchestrator", model=model, tools=[tool]), helper
+
+
+async def other_released_result(kind):
+    """A released result of a streamed run that failed, of a stream the caller stopped reading,
+    or of a run interrupted for approval of an agent tool call; with its agents collected."""
+    if kind == "failed_stream":
+        keep = [looping_agent()]
+        result = Runner.run_streamed(keep[0], "Loop", max_turns=2)
+        with pytest.raises(MaxTurnsExceeded):
+            async for _event in result.stream_events():
+                pass
+    elif kind == "unread_stream":
+        keep = list(handoff_agents())
+        result = await run(keep[0], "run_streamed_break")
+    else:
+        keep = list(interrupted_by_an_agent_tool())
+        result = await Runner.run(keep[0], "Ask")
+        assert result.interruptions
+    result.release_agents()
+    refs = [weakref.ref(agent) for agent in keep]
+    del keep
+    await asyncio.sleep(0)
+    assert collected(*refs)
+    return result
+
+
+RESULT_OPERATIONS = {
+    "repr": repr,
+    "str": str,
+    "copy": copy.copy,
+    "deepcopy": copy.deepcopy,
+    "pickle": OPERATIONS["pickle"],
+}
+# A streamed result neither deep-copies nor pickles, released or not, in any release (its event
+# queues and tasks); printing and copy.copy() are what it promises. dataclasses.replace() of a
+# released result raises TypeError from v0.6.0 on (its __post_init__ takes a weak reference of
+# the released None), as upstream's does: not promised either.
+STREAMED_OPERATIONS = ["repr", "str", "copy"]
+
+
+@pytest.mark.parametrize(
+    ("operation", "kind"),
+    [(op, kind) for kind in ("failed_stream", "unread_stream") for op in STREAMED_OPERATIONS]
+    + [(op, "interrupted") for op in RESULT_OPERATIONS],
+)
+async def test_other_results_after_release(operation, kind):
+    """reviewer r024 r6: released results of a failed stream, of an unread handoff stream and
+    of a run interrupted for approval of an agent tool call print and copy (the last also
+    deep-copies and pickles) once their agents are gone."""
+    result = await other_released_result(kind)
+    RESULT_OPERATIONS[operation](result)

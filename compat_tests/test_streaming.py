@@ -1,13 +1,25 @@
-"""Point 6: streamed runs (events drained) follow the same contract."""
+"""Point 6: streamed runs (events drained, or not) follow the same contract. A release while the
+run goes on takes full effect when released again once the run is over; a release made in a later
+event loop, or outside one, is safe."""
 
 import asyncio
 import gc
+import logging
 import weakref
 
 import pytest
-from agents import Runner
+from agents import GuardrailFunctionOutput, Runner, input_guardrail
 from agents.exceptions import AgentsException
-from support import answering_agent, collected, handoff_agents
+from support import (
+    agent_paths,
+    answering_agent,
+    collected,
+    failing_agent,
+    handoff_agents,
+    run_over,
+    run_task,
+    tool_agent,
+)
 
 
 async def run_streamed(agent):
@@ -67,3 +79,167 @@ async def test_streamed_result_freed_by_reference_counting_alone():
     del agent, result
     await asyncio.sleep(0)
     assert ref() is None
+
+
+def described(event):
+    return type(event).__name__, getattr(event, "name", None)
+
+
+async def test_release_during_the_run_takes_effect_once_released_again():
+    """reviewer r051 r4: a caller reads one event, stops, and releases at once, while the run
+    goes on. As documented, that release leaves the queue and the tasks to the run loop; a
+    release once the run is over frees every agent, and the run still ends as it would."""
+    source, target = handoff_agents()
+    refs = weakref.ref(source), weakref.ref(target)
+    result = Runner.run_streamed(source, "Route me")
+    async for _event in result.stream_events():
+        break
+    del _event
+    assert not run_task(result).done(), "the release must come while the run goes on"
+    result.release_agents()
+    await run_over(result)
+    result.release_agents()
+    assert not agent_paths(result)
+    del source, target
+    for _ in range(5):  # the cleanups the release started (v0.14.0 on) run on the loop's turns
+        await asyncio.sleep(0)
+    assert collected(*refs)
+    assert result.final_output == "handled"
+
+
+@input_guardrail
+def tripping_input(context, agent, input) -> GuardrailFunctionOutput:
+    return GuardrailFunctionOutput(output_info="no", tripwire_triggered=True)
+
+
+@input_guardrail
+def raising_input(context, agent, input) -> GuardrailFunctionOutput:
+    raise ValueError("guardrail bug")
+
+
+def guarded(guardrail):
+    agent = answering_agent()
+    agent.input_guardrails = [guardrail]
+    return agent
+
+
+async def read_all(result):
+    async for _event in result.stream_events():
+        pass
+
+
+async def read_one(result):
+    async for _event in result.stream_events():
+        break
+
+
+async def cancel_and_break(result):
+    async for _event in result.stream_events():
+        result.cancel()
+        break
+
+
+async def cancel_and_read_on(result):
+    async for _event in result.stream_events():
+        result.cancel()
+
+
+async def read_none(result):
+    pass
+
+
+BATTERY = {
+    "read_none": (answering_agent, read_none),
+    "tools_read_one": (tool_agent, read_one),
+    "model_error_read_all": (lambda: failing_agent(RuntimeError("boom")), read_all),
+    "cancel_and_break": (tool_agent, cancel_and_break),
+    "cancel_and_read_on": (tool_agent, cancel_and_read_on),
+    "input_tripwire_read_all": (lambda: guarded(tripping_input), read_all),
+    "input_tripwire_read_none": (lambda: guarded(tripping_input), read_none),
+    "input_guardrail_raises_read_all": (lambda: guarded(raising_input), read_all),
+}
+
+
+@pytest.mark.parametrize("scenario", list(BATTERY))
+async def test_released_stream_frees_agent_and_leaves_nothing_to_log(scenario, caplog):
+    """reviewer r024 r3: streamed runs read in full, in part or not at all, cancelled, failed
+    (a model error, a tripwire, a guardrail that raises). Released once the run is over, the
+    kept result frees the agent, still prints, and asyncio logs nothing (no task exception
+    "never retrieved") when the result goes."""
+    make, drive = BATTERY[scenario]
+    agent = make()
+    ref = weakref.ref(agent)
+    result = Runner.run_streamed(agent, "Go")
+    caplog.set_level(logging.WARNING, logger="asyncio")
+    try:
+        await drive(result)
+    except Exception:
+        pass  # the failed runs' error, which the caller has seen
+    await run_over(result)
+    result.release_agents()
+    for _ in range(20):
+        await asyncio.sleep(0)
+    del agent
+    assert collected(ref)
+    assert str(result)
+    del result
+    gc.collect()
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not [r.getMessage() for r in caplog.records if r.name == "asyncio"]
+
+
+@pytest.mark.parametrize("read", ["read_all", "read_one"])
+def test_release_in_a_later_event_loop(read):
+    """reviewer r024 r4: a streamed result kept past its run's `asyncio.run()` and released in
+    a later one (a cache swept by a later job), or outside any event loop: release_agents()
+    raises nothing and frees the agent."""
+
+    async def first():
+        agent = answering_agent()
+        result = Runner.run_streamed(agent, "Go")
+        await (read_all if read == "read_all" else read_one)(result)
+        await run_over(result)
+        return result, weakref.ref(agent)
+
+    async def later(result):
+        result.release_agents()
+
+    result, ref = asyncio.run(first())
+    asyncio.run(later(result))
+    result.release_agents()  # and outside any event loop
+    assert collected(ref)
+    assert result.final_output == "Paris"
+
+
+async def test_release_of_an_unread_stream_runs_its_sandbox_cleanup(monkeypatch):
+    """reviewer r024 r2 (the cleanup that release_agents() starts can be cancelled when the
+    event loop shuts down right after release, the end of `asyncio.run()`; documented: await a
+    turn of the loop after release if the sandbox must be torn down). What is promised: a stream
+    the caller stopped reading, released once the run is over, has its sandbox cleanup started
+    by the next turn of the loop, and it runs to its end."""
+    from agents.sandbox.runtime import SandboxRuntime
+
+    log = []
+    original = SandboxRuntime.cleanup
+
+    async def cleanup(self):
+        log.append("start")
+        await asyncio.sleep(0.01)  # a cleanup that awaits something (closing a session)
+        outcome = await original(self)
+        log.append("done")
+        return outcome
+
+    monkeypatch.setattr(SandboxRuntime, "cleanup", cleanup)
+    result = Runner.run_streamed(answering_agent(), "Go")
+    stream = result.stream_events()  # held, as a caller's loop that broke out still holds it
+    await stream.__anext__()
+    await run_over(result)
+    assert log == []
+    result.release_agents()
+    await asyncio.sleep(0)
+    assert log == ["start"]
+    await asyncio.sleep(0.1)
+    assert log == ["start", "done"]
+    await stream.aclose()
+    assert log == ["start", "done"], "the cleanup ran twice"
