@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import gc
 import inspect
+import itertools
 import json
 import sys
 import weakref
@@ -447,11 +448,17 @@ def agent_tool_approval() -> tuple[Agent[Any], dict[str, Any]]:
     return Agent(name="orchestrator", model=model, tools=[tool]), {}
 
 
+_nested_calls = itertools.count(1)
+
+
 def nested_interruption() -> tuple[Agent[Any], dict[str, Any]]:
     """An agent used as a tool that itself stops for approval: the interruption is the inner
     agent's, not an item of the outer run."""
     inner = approval_agent("inner")
-    model = ScriptedModel([tool_call("ask_inner", {"input": "Delete a.txt"})], [message("done")])
+    # A call id of its own: the SDK also finds a pending nested result by the call's fields, and
+    # a run must not pick up the one an earlier test left behind.
+    call = tool_call("ask_inner", {"input": "Delete a.txt"}, f"call_{next(_nested_calls)}")
+    model = ScriptedModel([call], [message("done")])
     tools = [inner.as_tool(tool_name="ask_inner", tool_description="Ask the inner agent.")]
     return Agent(name="outer", model=model, tools=tools), {}
 
