@@ -276,8 +276,8 @@ def holders(target: Any, limit: int = 20000) -> str:
             for referrer in referrers:
                 if id(referrer) in ignored or id(referrer) in parent_of:
                     continue
-                if inspect.isframe(referrer):
-                    continue
+                if inspect.isframe(referrer) or _running(referrer):
+                    continue  # the caller's own stack: its locals, not what keeps `target`
                 if id(referrer) in modules:
                     chain = [referrer, obj]
                     while parent_of[id(chain[-1])] is not None:
@@ -289,6 +289,15 @@ def holders(target: Any, limit: int = 20000) -> str:
         return f"no module global reaches it; referred to by {direct}"
     finally:
         del frame, queue, parent_of
+
+
+def _running(obj: Any) -> bool:
+    """A coroutine or generator on the current stack (its frame lives inside it)."""
+    return bool(
+        getattr(obj, "cr_running", False)
+        or getattr(obj, "gi_running", False)
+        or getattr(obj, "ag_running", False)
+    )
 
 
 def _describe_chain(module: str, chain: list[Any]) -> str:
