@@ -256,7 +256,7 @@ def agents_of(*roots: Any) -> list[Agent[Any]]:
     return list(found.values())
 
 
-def holders(target: Any, limit: int = 20000) -> str:
+def holders(target: Any, limit: int = 2000) -> str:
     """What keeps `target` alive, for a failure message: the shortest chain of strong references
     from a module global (a GC root) to it, e.g.
     `agents.agent_tool_state._agent_tool_run_results_by_obj[...] -> RunResult.context_wrapper ...`,
@@ -289,6 +289,7 @@ def holders(target: Any, limit: int = 20000) -> str:
         return f"no module global reaches it; referred to by {direct}"
     finally:
         del frame, queue, parent_of
+        gc.freeze()  # as the conftest left it: later collections skip what is alive now
 
 
 def _running(obj: Any) -> bool:
