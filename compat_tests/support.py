@@ -7,7 +7,10 @@ keeps no reference to what the runner passes it (tools and handoffs hold agents)
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
+import inspect
+import itertools
 import json
 import sys
 import weakref
@@ -16,7 +19,20 @@ from collections.abc import AsyncIterator
 from types import ModuleType
 from typing import Any
 
-from agents import Agent, Runner, function_tool, handoff
+from agents import (
+    Agent,
+    GuardrailFunctionOutput,
+    InputGuardrailTripwireTriggered,
+    MaxTurnsExceeded,
+    OutputGuardrailTripwireTriggered,
+    RunConfig,
+    RunHooks,
+    Runner,
+    function_tool,
+    handoff,
+    input_guardrail,
+    output_guardrail,
+)
 from agents.models.interface import Model
 from agents.usage import Usage
 from openai.types.responses import (
@@ -214,7 +230,7 @@ def agent_paths(root: Any, name: str = "result") -> list[str]:
     other task, the test's own among them); it names every reference to an agent and does not go
     on into the agent.
     """
-    stop = {id(m.__dict__) for m in list(sys.modules.values()) if isinstance(m, ModuleType)}
+    stop = set(_module_dicts())
     seen = {id(root)}
     instance_dicts: set[int] = set()
     queue = deque([(root, name)])
@@ -239,6 +255,94 @@ def agent_paths(root: Any, name: str = "result") -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _module_dicts() -> dict[int, str]:
+    return {
+        id(m.__dict__): m.__name__ for m in list(sys.modules.values()) if isinstance(m, ModuleType)
+    }
+
+
+def agents_of(*roots: Any) -> list[Agent[Any]]:
+    """Every `Agent` strongly reachable from `roots` (a scenario's starting agent and Runner
+    arguments): its tools', handoffs' and a RunState's agents too. The same walk as
+    `agent_paths`, but it goes on into the agents it finds."""
+    stop = set(_module_dicts())
+    seen = {id(root) for root in roots}
+    queue = deque(roots)
+    found: dict[int, Agent[Any]] = {}
+    while queue:
+        parent = queue.popleft()
+        if isinstance(parent, Agent):
+            found.setdefault(id(parent), parent)
+        for child in gc.get_referents(parent):
+            if id(child) in seen or id(child) in stop:
+                continue
+            seen.add(id(child))
+            if not isinstance(child, (type, ModuleType, asyncio.AbstractEventLoop)):
+                queue.append(child)
+    return list(found.values())
+
+
+def holders(target: Any, limit: int = 2000) -> str:
+    """What keeps `target` alive, for a failure message: the shortest chain of strong references
+    from a module global (a GC root) to it, e.g.
+    `agents.agent_tool_state._agent_tool_run_results_by_obj[...] -> RunResult.context_wrapper ...`,
+    found by walking `gc.get_referrers` backwards; else the objects that refer to it directly."""
+    gc.collect()
+    gc.unfreeze()  # the conftest froze the modules, and frozen objects are no referrers
+    modules = _module_dicts()
+    frame = sys._getframe()
+    parent_of: dict[int, Any] = {id(target): None}
+    queue = deque([target])
+    ignored = {id(parent_of), id(queue), id(frame)}
+    try:
+        while queue and len(parent_of) < limit:
+            obj = queue.popleft()
+            referrers = gc.get_referrers(obj)
+            ignored.add(id(referrers))
+            for referrer in referrers:
+                if id(referrer) in ignored or id(referrer) in parent_of:
+                    continue
+                if inspect.isframe(referrer) or _running(referrer):
+                    continue  # the caller's own stack: its locals, not what keeps `target`
+                if id(referrer) in modules:
+                    chain = [referrer, obj]
+                    while parent_of[id(chain[-1])] is not None:
+                        chain.append(parent_of[id(chain[-1])])
+                    return _describe_chain(modules[id(referrer)], chain)
+                parent_of[id(referrer)] = obj
+                queue.append(referrer)
+        direct = [type(r).__name__ for r in gc.get_referrers(target) if not inspect.isframe(r)]
+        return f"no module global reaches it; referred to by {direct}"
+    finally:
+        del frame, queue, parent_of
+        gc.freeze()  # as the conftest left it: later collections skip what is alive now
+
+
+def _running(obj: Any) -> bool:
+    """A coroutine or generator on the current stack (its frame lives inside it)."""
+    return bool(
+        getattr(obj, "cr_running", False)
+        or getattr(obj, "gi_running", False)
+        or getattr(obj, "ag_running", False)
+    )
+
+
+def _describe_chain(module: str, chain: list[Any]) -> str:
+    """`module.global.attr[0]... (Type)` for a chain [module dict, ..., target]."""
+    text = module
+    attributes = True  # a module dict's keys are its globals
+    for parent, child in zip(chain, chain[1:]):
+        if child is getattr(parent, "__dict__", None):
+            attributes = True
+            continue
+        step = _step(parent, child, attributes)
+        attributes = False
+        if not step.startswith("->") and not isinstance(child, (dict, list, tuple, deque, set)):
+            step += f":{type(child).__name__}"
+        text += step
+    return text
+
+
 def _step(parent: Any, child: Any, attributes: bool) -> str:
     """How `child` is reached from `parent`, for a path a reader can follow."""
     if isinstance(parent, dict):
@@ -256,3 +360,194 @@ def _step(parent: Any, child: Any, attributes: bool) -> str:
         except Exception:  # a property that raises, an empty cell
             continue
     return f"->{type(child).__name__}"
+
+
+# The scenarios of the walk (test_nothing_reachable.py) and of the out-of-scope point
+# (test_freed_out_of_scope.py): each builds its agents with one SDK feature and returns the
+# starting agent and Runner keyword arguments. A feature the release lacks fails to build with an
+# ImportError, AttributeError or TypeError (expectations.toml lists those as absent).
+
+
+@input_guardrail
+def polite_input(context, agent, input) -> GuardrailFunctionOutput:
+    return GuardrailFunctionOutput(output_info="fine", tripwire_triggered=False)
+
+
+@output_guardrail
+def polite_output(context, agent, output) -> GuardrailFunctionOutput:
+    return GuardrailFunctionOutput(output_info="fine", tripwire_triggered=False)
+
+
+@input_guardrail
+def tripping_input(context, agent, input) -> GuardrailFunctionOutput:
+    return GuardrailFunctionOutput(output_info="no", tripwire_triggered=True)
+
+
+@output_guardrail
+def tripping_output(context, agent, output) -> GuardrailFunctionOutput:
+    return GuardrailFunctionOutput(output_info="no", tripwire_triggered=True)
+
+
+@dataclasses.dataclass
+class Capital:
+    city: str
+
+
+def guarded(where: str, kind: str) -> tuple[Agent[Any], dict[str, Any]]:
+    agent = answering_agent()
+    guardrail = polite_input if kind == "input" else polite_output
+    if where == "agent":
+        setattr(agent, f"{kind}_guardrails", [guardrail])
+        return agent, {}
+    return agent, {"run_config": RunConfig(**{f"{kind}_guardrails": [guardrail]})}
+
+
+def tool_guardrails() -> tuple[Agent[Any], dict[str, Any]]:
+    from agents import ToolGuardrailFunctionOutput, tool_input_guardrail, tool_output_guardrail
+
+    @tool_input_guardrail
+    def check_input(data) -> ToolGuardrailFunctionOutput:
+        return ToolGuardrailFunctionOutput.allow()
+
+    @tool_output_guardrail
+    def check_output(data) -> ToolGuardrailFunctionOutput:
+        return ToolGuardrailFunctionOutput.allow()
+
+    def lookup_city(country: str) -> str:
+        """Return the capital of a country."""
+        return "Paris"
+
+    tool = function_tool(lookup_city)  # the decorator takes guardrails from v0.6.5 on
+    tool.tool_input_guardrails = [check_input]
+    tool.tool_output_guardrails = [check_output]
+    agent = tool_agent()
+    agent.tools = [tool]
+    return agent, {}
+
+
+def handoff_with_input_filter() -> tuple[Agent[Any], dict[str, Any]]:
+    source, target = handoff_agents()
+    source.handoffs = [handoff(target, input_filter=lambda data: data)]
+    return source, {}
+
+
+def agent_as_tool() -> tuple[Agent[Any], dict[str, Any]]:
+    helper = answering_agent("helper")
+    model = ScriptedModel([tool_call("ask_helper", {"input": "Capital?"})], [message("Paris")])
+    tools = [helper.as_tool(tool_name="ask_helper", tool_description="Ask the helper.")]
+    return Agent(name="orchestrator", model=model, tools=tools), {}
+
+
+def structured_output() -> tuple[Agent[Any], dict[str, Any]]:
+    model = ScriptedModel([message('{"response": {"city": "Paris"}}')])
+    return Agent(name="structured", model=model, output_type=Capital), {}
+
+
+def stop_on_first_tool() -> tuple[Agent[Any], dict[str, Any]]:
+    agent = tool_agent()
+    agent.tool_use_behavior = "stop_on_first_tool"
+    return agent, {}
+
+
+class CountingHooks(RunHooks):
+    def __init__(self) -> None:
+        self.events = 0
+
+    async def on_agent_start(self, context, agent) -> None:
+        self.events += 1
+
+    async def on_agent_end(self, context, agent, output) -> None:
+        self.events += 1
+
+
+def with_hooks() -> tuple[Agent[Any], dict[str, Any]]:
+    return handoff_agents()[0], {"hooks": CountingHooks()}
+
+
+def with_session() -> tuple[Agent[Any], dict[str, Any]]:
+    from agents import SQLiteSession
+
+    return answering_agent(), {"session": SQLiteSession("walk")}
+
+
+def interrupted() -> tuple[Agent[Any], dict[str, Any]]:
+    """A run that stops for approval of a tool call: its result holds the interruptions."""
+    return approval_agent(), {}
+
+
+def agent_tool_approval() -> tuple[Agent[Any], dict[str, Any]]:
+    """A run that stops for approval of a call to an agent used as a tool: the pending call
+    names the tool, which holds the agent."""
+    helper = answering_agent("helper")
+    model = ScriptedModel([tool_call("ask_helper", {"input": "Capital?"})], [message("Paris")])
+    tool = helper.as_tool(tool_name="ask_helper", tool_description="Ask.", needs_approval=True)
+    return Agent(name="orchestrator", model=model, tools=[tool]), {}
+
+
+_nested_calls = itertools.count(1)
+
+
+def nested_interruption() -> tuple[Agent[Any], dict[str, Any]]:
+    """An agent used as a tool that itself stops for approval: the interruption is the inner
+    agent's, not an item of the outer run."""
+    inner = approval_agent("inner")
+    # A call id of its own: the SDK also finds a pending nested result by the call's fields, and
+    # a run must not pick up the one an earlier test left behind.
+    call = tool_call("ask_inner", {"input": "Delete a.txt"}, f"call_{next(_nested_calls)}")
+    model = ScriptedModel([call], [message("done")])
+    tools = [inner.as_tool(tool_name="ask_inner", tool_description="Ask the inner agent.")]
+    return Agent(name="outer", model=model, tools=tools), {}
+
+
+async def resumed() -> tuple[Agent[Any], dict[str, Any]]:
+    """A run resumed from the caller's RunState, the tool call approved."""
+    agent = approval_agent()
+    interrupted = await Runner.run(agent, "Delete a.txt")
+    state = interrupted.to_state()
+    state.approve(interrupted.interruptions[0])
+    return agent, {"input": state}
+
+
+SCENARIOS = {
+    "input_guardrail_on_agent": lambda: guarded("agent", "input"),
+    "output_guardrail_on_agent": lambda: guarded("agent", "output"),
+    "input_guardrail_in_run_config": lambda: guarded("run_config", "input"),
+    "output_guardrail_in_run_config": lambda: guarded("run_config", "output"),
+    "tool_guardrails": tool_guardrails,
+    "function_tools": lambda: (tool_agent(), {}),
+    "handoff": lambda: (handoff_agents()[0], {}),
+    "handoff_input_filter": handoff_with_input_filter,
+    "agent_as_tool": agent_as_tool,
+    "structured_output": structured_output,
+    "stop_on_first_tool": stop_on_first_tool,
+    "hooks": with_hooks,
+    "session": with_session,
+    "interruption": interrupted,
+    "agent_tool_approval": agent_tool_approval,
+    "nested_interruption": nested_interruption,
+    "resumed_run": resumed,
+}
+
+
+def input_tripwire() -> tuple[Agent[Any], dict[str, Any]]:
+    agent = answering_agent()
+    agent.input_guardrails = [tripping_input]
+    return agent, {}
+
+
+def output_tripwire() -> tuple[Agent[Any], dict[str, Any]]:
+    agent = answering_agent()
+    agent.output_guardrails = [tripping_output]
+    return agent, {}
+
+
+ERRORS = {
+    "input_tripwire": (input_tripwire, InputGuardrailTripwireTriggered),
+    "output_tripwire": (output_tripwire, OutputGuardrailTripwireTriggered),
+    "max_turns": (lambda: (looping_agent(), {"max_turns": 2}), MaxTurnsExceeded),
+}
+
+
+async def build_scenario(feature: str) -> tuple[Agent[Any], dict[str, Any]]:
+    built = SCENARIOS[feature]()
+    return await built if inspect.isawaitable(built) else built

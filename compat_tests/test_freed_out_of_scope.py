@@ -1,11 +1,25 @@
 """Point 3: a result that goes out of scope takes its agent with it (issue #2008)."""
 
+from __future__ import annotations
+
 import asyncio
 import gc
 import weakref
 
+import pytest
 from agents import Runner
-from support import answering_agent, collected
+from support import (
+    ERRORS,
+    SCENARIOS,
+    agents_of,
+    answering_agent,
+    build_scenario,
+    collected,
+    holders,
+    run,
+)
+
+HOWS = ["run", "run_streamed", "run_streamed_break"]
 
 
 async def test_freed_after_gc():
@@ -35,3 +49,43 @@ async def test_freed_inside_running_loop_without_yielding():
     assert result.final_output == "Paris"
     del agent, result
     assert collected(ref)
+
+
+# Every scenario of the walk (test_nothing_reachable.py), dropped unreleased: once the caller lets
+# go of the result (and of what it ran with), every agent the scenario built is collected.
+
+
+async def _drop_and_collect(feature: str, how: str, error: type[BaseException] | None) -> None:
+    if error is None:
+        agent, kwargs = await build_scenario(feature)
+    else:
+        agent, kwargs = ERRORS[feature][0]()
+    refs = {id(a): (weakref.ref(a), a.name) for a in agents_of(agent, kwargs)}
+    assert refs, "the scenario must build agents"
+    if error is not None and how != "run_streamed_break":  # the caller gets the exception
+        with pytest.raises(error):
+            await run(agent, how, **kwargs)
+    else:  # the caller gets the result, and drops it unreleased
+        await run(agent, how, **kwargs)
+    del agent, kwargs
+    for _ in range(20):  # a stream left unread closes its generator on a later loop iteration
+        gc.collect()
+        if all(ref() is None for ref, _name in refs.values()):
+            break
+        await asyncio.sleep(0)
+    alive = [(name, ref()) for ref, name in refs.values() if ref() is not None]
+    assert not alive, "still alive after the result was dropped:\n" + "\n".join(
+        f"Agent {name!r}: {holders(obj)}" for name, obj in alive
+    )
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("feature", list(SCENARIOS))
+async def test_dropped_result_frees_every_agent(feature, how):
+    await _drop_and_collect(feature, how, None)
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("error", list(ERRORS))
+async def test_dropped_result_of_failed_run_frees_every_agent(error, how):
+    await _drop_and_collect(error, how, ERRORS[error][1])
