@@ -33,7 +33,8 @@ def test_the_committed_file_loads_and_names_each_cause_once():
     causes = expectations.load(releases=list(releases.RELEASES))
     reasons = [c.reason for c in causes]
     assert len(reasons) == len(set(reasons))
-    assert len(expectations.EXPECTATIONS.read_text().splitlines()) <= 330
+    # One cause per entry keeps the file short; parametrized ids of absent features make it grow.
+    assert len(expectations.EXPECTATIONS.read_text().splitlines()) <= 380
 
 
 def test_a_bug_applies_to_unpatched_cells_of_its_range_only(tmp_path: Path):
