@@ -383,6 +383,11 @@ def tripping_input(context, agent, input) -> GuardrailFunctionOutput:
     return GuardrailFunctionOutput(output_info="no", tripwire_triggered=True)
 
 
+@input_guardrail
+def raising_input(context, agent, input) -> GuardrailFunctionOutput:
+    raise ValueError("guardrail bug")
+
+
 @output_guardrail
 def tripping_output(context, agent, output) -> GuardrailFunctionOutput:
     return GuardrailFunctionOutput(output_info="no", tripwire_triggered=True)

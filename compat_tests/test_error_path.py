@@ -7,11 +7,8 @@ import weakref
 
 import pytest
 from agents import (
-    GuardrailFunctionOutput,
     RunHooks,
     Runner,
-    input_guardrail,
-    output_guardrail,
 )
 from agents.exceptions import MaxTurnsExceeded
 from support import (
@@ -19,8 +16,11 @@ from support import (
     collected,
     failing_agent,
     looping_agent,
+    raising_input,
     run_over,
     run_task,
+    tripping_input,
+    tripping_output,
 )
 
 
@@ -80,21 +80,6 @@ async def test_streamed_error_after_release_during_the_run_keeps_its_details():
     assert run_data is not None
     assert run_data.last_agent is agent
     assert "looper" in str(run_data)
-
-
-@input_guardrail
-def tripping_input(context, agent, input) -> GuardrailFunctionOutput:
-    return GuardrailFunctionOutput(output_info="no", tripwire_triggered=True)
-
-
-@input_guardrail
-def raising_input(context, agent, input) -> GuardrailFunctionOutput:
-    raise ValueError("guardrail bug")
-
-
-@output_guardrail
-def tripping_output(context, agent, output) -> GuardrailFunctionOutput:
-    return GuardrailFunctionOutput(output_info="no", tripwire_triggered=True)
 
 
 def guarded(agent, input=(), output=()):

@@ -8,7 +8,7 @@ import logging
 import weakref
 
 import pytest
-from agents import GuardrailFunctionOutput, Runner, input_guardrail
+from agents import Runner
 from agents.exceptions import AgentsException
 from support import (
     agent_paths,
@@ -16,9 +16,11 @@ from support import (
     collected,
     failing_agent,
     handoff_agents,
+    raising_input,
     run_over,
     run_task,
     tool_agent,
+    tripping_input,
 )
 
 
@@ -105,16 +107,6 @@ async def test_release_during_the_run_takes_effect_once_released_again():
         await asyncio.sleep(0)
     assert collected(*refs)
     assert result.final_output == "handled"
-
-
-@input_guardrail
-def tripping_input(context, agent, input) -> GuardrailFunctionOutput:
-    return GuardrailFunctionOutput(output_info="no", tripwire_triggered=True)
-
-
-@input_guardrail
-def raising_input(context, agent, input) -> GuardrailFunctionOutput:
-    raise ValueError("guardrail bug")
 
 
 def guarded(guardrail):
