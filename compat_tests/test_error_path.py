@@ -12,6 +12,7 @@ from agents import (
 )
 from agents.exceptions import MaxTurnsExceeded
 from support import (
+    ERRORS,
     answering_agent,
     collected,
     failing_agent,
@@ -20,7 +21,6 @@ from support import (
     run_over,
     run_task,
     tripping_input,
-    tripping_output,
 )
 
 
@@ -94,9 +94,7 @@ FAILURES = {
         failing_agent(ValueError("model down")), input=[tripping_input]
     ),
     "input_guardrail_raises": lambda: guarded(answering_agent(), input=[raising_input]),
-    "input_tripwire": lambda: guarded(answering_agent(), input=[tripping_input]),
-    "output_tripwire": lambda: guarded(answering_agent(), output=[tripping_output]),
-    "max_turns": lambda: (looping_agent(), {"max_turns": 2}),
+    **{name: build for name, (build, _raises) in ERRORS.items()},  # tripwires, max turns
 }
 
 
