@@ -1,18 +1,30 @@
 """Point 9: a run that fails frees its agent once the error is dropped. A streamed run that fails
-raises the same error whether or not its result was released first."""
+raises the same error whether or not its result was released first, a faithful copy of it when
+read again after release, and reading it again does not make the released result pin the agent.
+"""
 
 import asyncio
 import gc
+import json
+import sys
 import weakref
 
+import openai
+import pydantic
 import pytest
 from agents import (
     RunHooks,
     Runner,
 )
 from agents.exceptions import MaxTurnsExceeded
+
+try:
+    import httpx
+except ImportError:  # openai 3 (the SDK's dependency from v0.21.0) uses httpx2 instead
+    import httpx2 as httpx
 from support import (
     ERRORS,
+    agent_paths,
     answering_agent,
     collected,
     failing_agent,
@@ -130,7 +142,7 @@ async def stream_outcome(failure, read, release):
     return seen
 
 
-@pytest.mark.parametrize("read", ["unread"])
+@pytest.mark.parametrize("read", ["unread", "one_event"])
 @pytest.mark.parametrize("failure", list(FAILURES))
 async def test_release_keeps_the_error_the_stream_raises(failure, read):
     """reviewer r051 r2 (release changed which error the stream raises: the run task's error
@@ -140,3 +152,128 @@ async def test_release_keeps_the_error_the_stream_raises(failure, read):
     unreleased = await stream_outcome(failure, read, release=False)
     assert unreleased[-1].startswith("raised "), unreleased
     assert await stream_outcome(failure, read, release=True) == unreleased
+
+
+class SlottedError(Exception):
+    __slots__ = ("code",)
+
+    def __init__(self, code):
+        super().__init__(f"code {code}")
+        self.code = code
+
+
+def validation_error():
+    class Capital(pydantic.BaseModel):
+        population: int
+
+    try:
+        Capital(population="many")
+    except pydantic.ValidationError as exc:
+        return exc
+    raise AssertionError("pydantic accepted it")
+
+
+def exception_group():
+    try:
+        raise ValueError("inner")
+    except ValueError as inner:
+        return ExceptionGroup("model errors", [inner])  # noqa: F821 (Python 3.11+)
+
+
+REQUEST = httpx.Request("POST", "https://api.example/v1/responses")
+MODEL_ERRORS = {
+    "file_not_found": lambda: OSError(2, "No such file", "/x"),
+    "connection_reset": lambda: ConnectionResetError(104, "reset"),
+    "unicode_decode": lambda: UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),
+    "json_decode": lambda: json.JSONDecodeError("Expecting value", "x", 0),
+    "key_error": lambda: KeyError("k"),
+    "openai_internal_server_error": lambda: openai.InternalServerError(
+        "boom", response=httpx.Response(500, request=REQUEST), body=None
+    ),
+    "openai_connection_error": lambda: openai.APIConnectionError(request=REQUEST),
+    "httpx_read_timeout": lambda: httpx.ReadTimeout("timed out", request=REQUEST),
+    "pydantic_validation_error": validation_error,
+    "slotted_subclass": lambda: SlottedError(7),
+    "exception_group": exception_group,
+}
+ATTRIBUTES = (
+    "args", "errno", "strerror", "filename", "filename2", "encoding", "object", "start", "end",
+    "reason", "msg", "doc", "pos", "lineno", "colno", "code", "message", "body", "request",
+    "response", "status_code",
+)  # fmt: skip
+
+
+def described(exc):
+    """Everything a caller can read of an exception, but its traceback, cause and context."""
+    seen = {"type": type(exc), "str": str(exc), "repr": repr(exc)}
+    seen.update((name, getattr(exc, name, "<none>")) for name in ATTRIBUTES)
+    if isinstance(exc, pydantic.ValidationError):
+        seen["errors"] = exc.errors()
+    if hasattr(exc, "exceptions"):  # an exception group: its inner exceptions, described
+        seen["exceptions"] = [described(inner) for inner in exc.exceptions]
+    return seen
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        pytest.param(
+            name,
+            marks=pytest.mark.skipif(
+                name == "exception_group" and sys.version_info < (3, 11),
+                reason="ExceptionGroup needs Python 3.11",
+            ),
+        )
+        for name in MODEL_ERRORS
+    ],
+)
+async def test_released_stream_raises_a_faithful_copy_of_the_error(error):
+    """reviewer r051 r3: the copy of the run's error that a released result keeps (and raises
+    when its stream is read again) lost an OSError's filename, a UnicodeDecodeError's fields and
+    a slotted subclass's slots. It must read as the error the caller caught: same class, str(),
+    repr(), args and attributes; only its traceback, cause and context may go."""
+    result = Runner.run_streamed(failing_agent(MODEL_ERRORS[error]()), "Go")
+    with pytest.raises(Exception) as first:
+        async for _event in result.stream_events():
+            pass
+    result.release_agents()
+    with pytest.raises(Exception) as again:
+        async for _event in result.stream_events():
+            pass
+    assert described(again.value) == described(first.value)
+
+
+async def read_again(result, agent):
+    """A later reader of a kept result, e.g. a handler that logs its outcome for `agent`: its
+    frame (with `agent` in it) is in the traceback of what the stream raises."""
+    try:
+        async for _event in result.stream_events():
+            pass
+    except Exception as exc:
+        return f"{agent.name}: {type(exc).__name__}"
+    return f"{agent.name}: ended"
+
+
+REREAD = ["model_error", "input_tripwire", "output_tripwire", "max_turns"]
+
+
+@pytest.mark.parametrize("read", ["read_before_release", "unread"])
+@pytest.mark.parametrize("failure", REREAD)
+async def test_reading_a_released_failed_stream_again_pins_no_agent(failure, read):
+    """reviewer r051 r1 (reading the stream after release stored a new MaxTurnsExceeded or
+    tripwire whose run_data held the last agent) and reviewer r051 r7 (raising the stored copy
+    gave it the reader's traceback, whose frames hold the reader's locals). A released result of
+    a failed stream, read again by a reader holding the agent, reaches no agent afterwards."""
+    agent, kwargs = FAILURES[failure]()
+    ref = weakref.ref(agent)
+    result = Runner.run_streamed(agent, "Go", **kwargs)
+    if read == "read_before_release":
+        assert (await read_to_the_end(result.stream_events())).startswith("raised ")
+    await run_over(result)  # a tripwire read may come before the run task has finished
+    result.release_agents()
+    outcome = await read_again(result, agent)
+    assert outcome.startswith(f"{agent.name}: ") and not outcome.endswith("ended"), outcome
+    paths = agent_paths(result)
+    assert not paths, "reachable after reading the released stream again:\n" + "\n".join(paths)
+    del agent
+    assert collected(ref)

@@ -1,6 +1,6 @@
 """Point 6: streamed runs (events drained, or not) follow the same contract. A release while the
-run goes on takes full effect when released again once the run is over; a release made in a later
-event loop, or outside one, is safe."""
+run goes on takes full effect when released again once the run is over; a release handed to the
+event loop from another thread, or made in a later event loop, or outside one, is safe."""
 
 import asyncio
 import gc
@@ -109,6 +109,27 @@ async def test_release_during_the_run_takes_effect_once_released_again():
     assert result.final_output == "handled"
 
 
+async def test_release_handed_to_the_loop_from_another_thread_while_reading():
+    """reviewer r051 r8 (withdrawn: a release from a worker thread races a reader on the loop,
+    as the release_agents() docstring says). What is promised: a release the worker hands to
+    the loop (`loop.call_soon_threadsafe(result.release_agents)`) between two reads leaves the
+    reader every event once, in order, and the stream ends as it would."""
+    twin = Runner.run_streamed(handoff_agents()[0], "Route me")
+    expected = [described(event) async for event in twin.stream_events()]
+    source, _target = handoff_agents()
+    result = Runner.run_streamed(source, "Route me")
+    await run_over(result)
+    loop = asyncio.get_running_loop()
+    seen = []
+    async for event in result.stream_events():
+        seen.append(described(event))
+        if len(seen) == 1:
+            await asyncio.to_thread(loop.call_soon_threadsafe, result.release_agents)
+            await asyncio.sleep(0)  # the release runs here, between two reads
+    assert seen == expected
+    assert result.final_output == "handled"
+
+
 def guarded(guardrail):
     agent = answering_agent()
     agent.input_guardrails = [guardrail]
@@ -144,11 +165,13 @@ BATTERY = {
     "read_none": (answering_agent, read_none),
     "tools_read_one": (tool_agent, read_one),
     "model_error_read_all": (lambda: failing_agent(RuntimeError("boom")), read_all),
+    "model_error_read_none": (lambda: failing_agent(RuntimeError("boom")), read_none),
     "cancel_and_break": (tool_agent, cancel_and_break),
     "cancel_and_read_on": (tool_agent, cancel_and_read_on),
     "input_tripwire_read_all": (lambda: guarded(tripping_input), read_all),
     "input_tripwire_read_none": (lambda: guarded(tripping_input), read_none),
     "input_guardrail_raises_read_all": (lambda: guarded(raising_input), read_all),
+    "input_guardrail_raises_read_none": (lambda: guarded(raising_input), read_none),
 }
 
 
