@@ -7,6 +7,7 @@ keeps no reference to what the runner passes it (tools and handoffs hold agents)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import gc
 import inspect
@@ -221,6 +222,18 @@ async def run_over(result: Any) -> None:
         await asyncio.sleep(0)
 
 
+async def read_until_the_error(result, exception, stop_early):
+    """Read the stream to the error it raises, or stop after one event (if the error has not
+    come first) and wait for the run to end without a reader."""
+    with contextlib.suppress(exception):
+        async for _event in result.stream_events():
+            if stop_early:
+                break
+        else:
+            raise AssertionError("the run must fail")
+    await run_over(result)
+
+
 def agent_paths(root: Any, name: str = "result") -> list[str]:
     """The paths by which an `Agent` is strongly reachable from `root`, e.g.
     `result.output_guardrail_results[0].agent`.
@@ -280,6 +293,34 @@ def agents_of(*roots: Any) -> list[Agent[Any]]:
             if not isinstance(child, (type, ModuleType, asyncio.AbstractEventLoop)):
                 queue.append(child)
     return list(found.values())
+
+
+def watch(*roots: Any) -> dict[int, tuple[weakref.ref[Any], str]]:
+    """Weak references to every agent reachable from `roots` (see `agents_of`), by id, with
+    their names: what `all_collected` later checks."""
+    refs = {id(a): (weakref.ref(a), a.name) for a in agents_of(*roots)}
+    assert refs, "the scenario must build agents"
+    return refs
+
+
+async def all_collected(
+    refs: dict[int, tuple[weakref.ref[Any], str]], when: str, kept: Any = None
+) -> None:
+    """Assert that every watched agent is collected, naming what holds each one still alive: a
+    chain from a module global, or a path from `kept` (a result the caller keeps). A stream
+    left unread closes its generator on a later loop iteration, so the loop turns."""
+    for _ in range(20):
+        gc.collect()
+        if all(ref() is None for ref, _name in refs.values()):
+            return
+        await asyncio.sleep(0)
+    alive = [(name, ref()) for ref, name in refs.values() if ref() is not None]
+    paths = [] if kept is None else agent_paths(kept)
+    raise AssertionError(
+        f"still alive {when}:\n"
+        + "\n".join(f"Agent {n!r}: {holders(a)}" for n, a in alive)
+        + "".join(f"\nreachable from the kept result: {path}" for path in paths)
+    )
 
 
 def holders(target: Any, limit: int = 2000) -> str:
@@ -398,7 +439,15 @@ class Capital:
     city: str
 
 
-def guarded(where: str, kind: str) -> tuple[Agent[Any], dict[str, Any]]:
+def with_guardrails(agent: Agent[Any], input: Any = (), output: Any = ()) -> Agent[Any]:
+    """`agent` with these input and output guardrails."""
+    agent.input_guardrails = list(input)
+    agent.output_guardrails = list(output)
+    return agent
+
+
+def guardrail_scenario(where: str, kind: str) -> tuple[Agent[Any], dict[str, Any]]:
+    """A guardrail that passes, of `kind` ("input", "output"), on the agent or in RunConfig."""
     agent = answering_agent()
     guardrail = polite_input if kind == "input" else polite_output
     if where == "agent":
@@ -514,10 +563,10 @@ async def resumed() -> tuple[Agent[Any], dict[str, Any]]:
 
 
 SCENARIOS = {
-    "input_guardrail_on_agent": lambda: guarded("agent", "input"),
-    "output_guardrail_on_agent": lambda: guarded("agent", "output"),
-    "input_guardrail_in_run_config": lambda: guarded("run_config", "input"),
-    "output_guardrail_in_run_config": lambda: guarded("run_config", "output"),
+    "input_guardrail_on_agent": lambda: guardrail_scenario("agent", "input"),
+    "output_guardrail_on_agent": lambda: guardrail_scenario("agent", "output"),
+    "input_guardrail_in_run_config": lambda: guardrail_scenario("run_config", "input"),
+    "output_guardrail_in_run_config": lambda: guardrail_scenario("run_config", "output"),
     "tool_guardrails": tool_guardrails,
     "function_tools": lambda: (tool_agent(), {}),
     "handoff": lambda: (handoff_agents()[0], {}),
@@ -535,15 +584,11 @@ SCENARIOS = {
 
 
 def input_tripwire() -> tuple[Agent[Any], dict[str, Any]]:
-    agent = answering_agent()
-    agent.input_guardrails = [tripping_input]
-    return agent, {}
+    return with_guardrails(answering_agent(), input=[tripping_input]), {}
 
 
 def output_tripwire() -> tuple[Agent[Any], dict[str, Any]]:
-    agent = answering_agent()
-    agent.output_guardrails = [tripping_output]
-    return agent, {}
+    return with_guardrails(answering_agent(), output=[tripping_output]), {}
 
 
 ERRORS = {

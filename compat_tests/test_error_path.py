@@ -4,6 +4,8 @@ read again after release, and reading it again does not make the released result
 """
 
 import asyncio
+import copy
+import dataclasses
 import gc
 import json
 import sys
@@ -33,6 +35,7 @@ from support import (
     run_over,
     run_task,
     tripping_input,
+    with_guardrails,
 )
 
 
@@ -94,18 +97,16 @@ async def test_streamed_error_after_release_during_the_run_keeps_its_details():
     assert "looper" in str(run_data)
 
 
-def guarded(agent, input=(), output=()):
-    agent.input_guardrails = list(input)
-    agent.output_guardrails = list(output)
-    return agent, {}
-
-
 FAILURES = {
     "model_error": lambda: (failing_agent(RuntimeError("model down")), {}),
-    "model_error_and_input_tripwire": lambda: guarded(
-        failing_agent(ValueError("model down")), input=[tripping_input]
+    "model_error_and_input_tripwire": lambda: (
+        with_guardrails(failing_agent(ValueError("model down")), input=[tripping_input]),
+        {},
     ),
-    "input_guardrail_raises": lambda: guarded(answering_agent(), input=[raising_input]),
+    "input_guardrail_raises": lambda: (
+        with_guardrails(answering_agent(), input=[raising_input]),
+        {},
+    ),
     **{name: build for name, (build, _raises) in ERRORS.items()},  # tripwires, max turns
 }
 
@@ -257,13 +258,16 @@ async def read_again(result, agent):
 REREAD = ["model_error", "input_tripwire", "output_tripwire", "max_turns"]
 
 
+@pytest.mark.parametrize("reader", ["result", "copy", "replace"])
 @pytest.mark.parametrize("read", ["read_before_release", "unread"])
 @pytest.mark.parametrize("failure", REREAD)
-async def test_reading_a_released_failed_stream_again_pins_no_agent(failure, read):
+async def test_reading_a_released_failed_stream_again_pins_no_agent(failure, read, reader):
     """reviewer r051 r1 (reading the stream after release stored a new MaxTurnsExceeded or
-    tripwire whose run_data held the last agent) and reviewer r051 r7 (raising the stored copy
-    gave it the reader's traceback, whose frames hold the reader's locals). A released result of
-    a failed stream, read again by a reader holding the agent, reaches no agent afterwards."""
+    tripwire whose run_data held the last agent), reviewer r051 r7 (raising the stored copy
+    gave it the reader's traceback, whose frames hold the reader's locals) and reviewer r051b r15
+    (a copy or `dataclasses.replace()` of the released result raised the stored copy itself). A
+    released result of a failed stream, read again (itself or a twin of it) by a reader holding
+    the agent, reaches no agent afterwards."""
     agent, kwargs = FAILURES[failure]()
     ref = weakref.ref(agent)
     result = Runner.run_streamed(agent, "Go", **kwargs)
@@ -271,9 +275,39 @@ async def test_reading_a_released_failed_stream_again_pins_no_agent(failure, rea
         assert (await read_to_the_end(result.stream_events())).startswith("raised ")
     await run_over(result)  # a tripwire read may come before the run task has finished
     result.release_agents()
-    outcome = await read_again(result, agent)
+    twin = {"result": lambda r: r, "copy": copy.copy, "replace": dataclasses.replace}[reader]
+    outcome = await read_again(twin(result), agent)
     assert outcome.startswith(f"{agent.name}: ") and not outcome.endswith("ended"), outcome
     paths = agent_paths(result)
     assert not paths, "reachable after reading the released stream again:\n" + "\n".join(paths)
     del agent
     assert collected(ref)
+
+
+def error_details(exc):
+    """What an error says of the run it ended (None for a release without run_data)."""
+    details = getattr(exc, "run_data", None)
+    if details is None:
+        return type(exc).__name__, None
+    return type(exc).__name__, len(details.new_items), len(details.raw_responses)
+
+
+@pytest.mark.parametrize("failure", REREAD)
+async def test_released_unread_failed_stream_keeps_its_error_details(failure):
+    """reviewer r051c c9b/c9d: a failed stream nobody read, released once its agent was already
+    collected (a per-request agent), raised its MaxTurnsExceeded or tripwire with run_data=None,
+    where the unreleased one reports the run's items and responses."""
+    seen = {}
+    for release in (False, True):
+        agent, kwargs = FAILURES[failure]()
+        result = Runner.run_streamed(agent, "Go", **kwargs)
+        await run_over(result)
+        del agent, kwargs
+        if release:
+            result.release_agents()
+        gc.collect()
+        with pytest.raises(Exception) as raised:
+            async for _event in result.stream_events():
+                pass
+        seen[release] = error_details(raised.value)
+    assert seen[True] == seen[False]

@@ -11,12 +11,12 @@ from agents import Runner
 from support import (
     ERRORS,
     SCENARIOS,
-    agents_of,
+    all_collected,
     answering_agent,
     build_scenario,
     collected,
-    holders,
     run,
+    watch,
 )
 
 HOWS = ["run", "run_streamed", "run_streamed_break"]
@@ -60,23 +60,14 @@ async def _drop_and_collect(feature: str, how: str, error: type[BaseException] |
         agent, kwargs = await build_scenario(feature)
     else:
         agent, kwargs = ERRORS[feature][0]()
-    refs = {id(a): (weakref.ref(a), a.name) for a in agents_of(agent, kwargs)}
-    assert refs, "the scenario must build agents"
+    refs = watch(agent, kwargs)
     if error is not None and how != "run_streamed_break":  # the caller gets the exception
         with pytest.raises(error):
             await run(agent, how, **kwargs)
     else:  # the caller gets the result, and drops it unreleased
         await run(agent, how, **kwargs)
     del agent, kwargs
-    for _ in range(20):  # a stream left unread closes its generator on a later loop iteration
-        gc.collect()
-        if all(ref() is None for ref, _name in refs.values()):
-            break
-        await asyncio.sleep(0)
-    alive = [(name, ref()) for ref, name in refs.values() if ref() is not None]
-    assert not alive, "still alive after the result was dropped:\n" + "\n".join(
-        f"Agent {name!r}: {holders(obj)}" for name, obj in alive
-    )
+    await all_collected(refs, "after the result was dropped")
 
 
 @pytest.mark.parametrize("how", HOWS)

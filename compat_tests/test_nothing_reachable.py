@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import pytest
 from agents import Runner
-from support import ERRORS, SCENARIOS, agent_paths, build_scenario, run
+from support import (
+    ERRORS,
+    SCENARIOS,
+    agent_paths,
+    build_scenario,
+    read_until_the_error,
+    run,
+)
 
 
 async def released_result_reaches_no_agent(feature: str, how: str) -> None:
@@ -40,15 +47,15 @@ async def test_unread_stream_release_leaves_no_agent_reachable(feature):
     await released_result_reaches_no_agent(feature, "run_streamed_break")
 
 
+@pytest.mark.parametrize("read", ["read_all", "stop_early"])
 @pytest.mark.parametrize("error", list(ERRORS))
-async def test_streamed_release_after_error_leaves_no_agent_reachable(error):
-    """The exception is the caller's; what the result keeps of it must not pin the agent."""
+async def test_streamed_release_after_error_leaves_no_agent_reachable(error, read):
+    """The exception is the caller's; what the result keeps of it (the stored error, a finished
+    task's) must not pin the agent, whether the caller read it or stopped reading first."""
     build, exception = ERRORS[error]
     agent, kwargs = build()
     result = Runner.run_streamed(agent, "Go", **kwargs)
-    with pytest.raises(exception):
-        async for _event in result.stream_events():
-            pass
+    await read_until_the_error(result, exception, stop_early=read == "stop_early")
     assert agent_paths(result), "the walk must see the agents the result holds before release"
     result.release_agents()
     paths = agent_paths(result)

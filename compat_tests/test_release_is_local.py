@@ -7,7 +7,8 @@ import copy
 import dataclasses
 
 import pytest
-from support import approval_agent, run, same_name_handoff_agents
+from agents import InputGuardrailTripwireTriggered, Runner
+from support import approval_agent, input_tripwire, run, run_over, same_name_handoff_agents
 
 HOW = ["run", "run_streamed"]
 TWIN = {"copy": copy.copy, "replace": dataclasses.replace}
@@ -47,3 +48,16 @@ async def test_releasing_a_twin_of_a_resumed_result_leaves_the_callers_state(how
     TWIN[twin](result).release_agents()
     result.release_agents()
     assert state.to_json() == serialised
+
+
+@pytest.mark.parametrize("twin", list(TWIN))
+async def test_releasing_a_twin_leaves_the_original_its_tripwire(twin):
+    """reviewer r051b r10: releasing a copy of a finished, unread stream whose input guardrail
+    tripped drained the queue the two share, so the original no longer raised its tripwire."""
+    agent, kwargs = input_tripwire()
+    result = Runner.run_streamed(agent, "Go", **kwargs)
+    await run_over(result)
+    TWIN[twin](result).release_agents()
+    with pytest.raises(InputGuardrailTripwireTriggered):
+        async for _event in result.stream_events():
+            pass

@@ -1,4 +1,6 @@
-"""Point 2: after release and gc the agent is gone; the result says so instead of lying."""
+"""Point 2: after release and gc the agent is gone; the result says so instead of lying. That
+holds for every scenario of the walk (test_nothing_reachable.py) with the result kept: nothing
+else the SDK keeps (a module-level store, a task) may hold an agent of a released result."""
 
 import gc
 import weakref
@@ -7,7 +9,17 @@ from types import SimpleNamespace
 import pytest
 from agents import Runner
 from agents.exceptions import AgentsException
-from support import answering_agent, collected
+from support import (
+    ERRORS,
+    SCENARIOS,
+    all_collected,
+    answering_agent,
+    build_scenario,
+    collected,
+    read_until_the_error,
+    run,
+    watch,
+)
 
 
 async def test_release_agents_frees_agent():
@@ -73,3 +85,30 @@ async def test_release_agents_skips_entries_without_release_agent():
     del agent
     assert collected(ref)
     assert items and all(item.agent is None for item in items)
+
+
+@pytest.mark.parametrize("how", ["run", "run_streamed", "run_streamed_break"])
+@pytest.mark.parametrize("feature", list(SCENARIOS))
+async def test_kept_released_result_frees_every_agent(feature, how):
+    """reviewer r024b 1: a kept released result whose agent tool stopped for approval still
+    kept both agents, through the SDK's store of pending nested results."""
+    agent, kwargs = await build_scenario(feature)
+    refs = watch(agent, kwargs)
+    result = await run(agent, how, **kwargs)
+    result.release_agents()
+    del agent, kwargs
+    await all_collected(refs, "with the released result kept", kept=result)
+    assert result.new_items is not None
+
+
+@pytest.mark.parametrize("how", ["run_streamed", "run_streamed_break"])
+@pytest.mark.parametrize("error", list(ERRORS))
+async def test_kept_released_result_of_failed_run_frees_every_agent(error, how):
+    build, exception = ERRORS[error]
+    agent, kwargs = build()
+    refs = watch(agent, kwargs)
+    result = Runner.run_streamed(agent, "Go", **kwargs)
+    await read_until_the_error(result, exception, stop_early=how == "run_streamed_break")
+    result.release_agents()
+    del agent, kwargs
+    await all_collected(refs, "with the released result kept", kept=result)

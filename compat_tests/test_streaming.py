@@ -1,6 +1,7 @@
 """Point 6: streamed runs (events drained, or not) follow the same contract. A release while the
-run goes on takes full effect when released again once the run is over; a release handed to the
-event loop from another thread, or made in a later event loop, or outside one, is safe."""
+run goes on takes full effect when the run ends; a release after `cancel()` leaves how the stream
+ends; a release handed to the event loop from another thread, or made in a later event loop, or
+outside one, is safe."""
 
 import asyncio
 import gc
@@ -21,6 +22,7 @@ from support import (
     run_task,
     tool_agent,
     tripping_input,
+    with_guardrails,
 )
 
 
@@ -87,26 +89,59 @@ def described(event):
     return type(event).__name__, getattr(event, "name", None)
 
 
-async def test_release_during_the_run_takes_effect_once_released_again():
-    """reviewer r051 r4: a caller reads one event, stops, and releases at once, while the run
-    goes on. As documented, that release leaves the queue and the tasks to the run loop; a
-    release once the run is over frees every agent, and the run still ends as it would."""
-    source, target = handoff_agents()
-    refs = weakref.ref(source), weakref.ref(target)
-    result = Runner.run_streamed(source, "Route me")
+DURING = {
+    "plain": lambda: [answering_agent()],
+    "tools": lambda: [tool_agent()],
+    "handoff": lambda: list(handoff_agents()),
+}
+
+
+@pytest.mark.parametrize("scenario", list(DURING))
+async def test_release_during_the_run_takes_full_effect_when_the_run_ends(scenario):
+    """reviewer r051 r4 and reviewer r051b r11: a caller reads one event, stops, and releases at
+    once, while the run goes on (the usual early exit). The run must not undo the release: once
+    it ends, with no second call, no agent is reachable from the result and every one is freed,
+    and the run still ends as it would."""
+    agents = DURING[scenario]()
+    refs = [weakref.ref(agent) for agent in agents]
+    result = Runner.run_streamed(agents[0], "Route me")
     async for _event in result.stream_events():
         break
     del _event
     assert not run_task(result).done(), "the release must come while the run goes on"
     result.release_agents()
     await run_over(result)
-    result.release_agents()
     assert not agent_paths(result)
-    del source, target
+    del agents
     for _ in range(5):  # the cleanups the release started (v0.14.0 on) run on the loop's turns
         await asyncio.sleep(0)
     assert collected(*refs)
-    assert result.final_output == "handled"
+    assert result.final_output
+
+
+async def stream_after_cancel(release, turns):
+    """How `stream_events()` ends for a run cancelled at once, read after `turns` loop turns
+    and a release (or none)."""
+    result = Runner.run_streamed(tool_agent(), "Go")
+    await asyncio.sleep(0)
+    result.cancel()
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    if release:
+        result.release_agents()
+    try:
+        count = len([event async for event in result.stream_events()])
+    except BaseException as exc:  # CancelledError is a BaseException
+        return f"raised {type(exc).__name__}"
+    return f"ended after {count} events"
+
+
+@pytest.mark.parametrize("turns", [0, 3])
+async def test_release_after_cancel_keeps_how_the_stream_ends(turns):
+    """reviewer r051b r12: released after `cancel()`, the stream ended quietly where the
+    unreleased one raises CancelledError (or the other way round)."""
+    unreleased = await stream_after_cancel(release=False, turns=turns)
+    assert await stream_after_cancel(release=True, turns=turns) == unreleased
 
 
 async def test_release_handed_to_the_loop_from_another_thread_while_reading():
@@ -130,10 +165,8 @@ async def test_release_handed_to_the_loop_from_another_thread_while_reading():
     assert result.final_output == "handled"
 
 
-def guarded(guardrail):
-    agent = answering_agent()
-    agent.input_guardrails = [guardrail]
-    return agent
+def answerer_with(input_guardrail):
+    return lambda: with_guardrails(answering_agent(), input=[input_guardrail])
 
 
 async def read_all(result):
@@ -168,10 +201,10 @@ BATTERY = {
     "model_error_read_none": (lambda: failing_agent(RuntimeError("boom")), read_none),
     "cancel_and_break": (tool_agent, cancel_and_break),
     "cancel_and_read_on": (tool_agent, cancel_and_read_on),
-    "input_tripwire_read_all": (lambda: guarded(tripping_input), read_all),
-    "input_tripwire_read_none": (lambda: guarded(tripping_input), read_none),
-    "input_guardrail_raises_read_all": (lambda: guarded(raising_input), read_all),
-    "input_guardrail_raises_read_none": (lambda: guarded(raising_input), read_none),
+    "input_tripwire_read_all": (answerer_with(tripping_input), read_all),
+    "input_tripwire_read_none": (answerer_with(tripping_input), read_none),
+    "input_guardrail_raises_read_all": (answerer_with(raising_input), read_all),
+    "input_guardrail_raises_read_none": (answerer_with(raising_input), read_none),
 }
 
 
