@@ -246,11 +246,12 @@ async def test_released_stream_raises_a_faithful_copy_of_the_error(error):
 
 async def read_again(result, agent):
     """A later reader of a kept result, e.g. a handler that logs its outcome for `agent`: its
-    frame (with `agent` in it) is in the traceback of what the stream raises."""
+    frame (with `agent` in it) is in the traceback of what the stream raises. On 0.0.19-0.2.11
+    a stream read again after a tripwire raises CancelledError (its run task was cancelled)."""
     try:
         async for _event in result.stream_events():
             pass
-    except Exception as exc:
+    except (Exception, asyncio.CancelledError) as exc:
         return f"{agent.name}: {type(exc).__name__}"
     return f"{agent.name}: ended"
 
