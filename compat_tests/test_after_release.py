@@ -155,8 +155,9 @@ RESULT_OPERATIONS = {
 }
 # A streamed result neither deep-copies nor pickles, released or not, in any release (its event
 # queues and tasks); printing and copy.copy() are what it promises. dataclasses.replace() of a
-# released result raises TypeError from v0.6.0 on (its __post_init__ takes a weak reference of
-# the released None), as upstream's does: not promised either.
+# released result raises TypeError in upstream from v0.6.0 on (its __post_init__ takes a weak
+# reference of the released None); the series let a released failed stream be replaced (test_
+# error_path reads one again), but replace() of released items and other results is not promised.
 STREAMED_OPERATIONS = ["repr", "str", "copy"]
 
 
