@@ -4,6 +4,8 @@ ends; a release handed to the event loop from another thread, or made in a later
 outside one, is safe."""
 
 import asyncio
+import copy
+import dataclasses
 import gc
 import logging
 import weakref
@@ -117,6 +119,30 @@ async def test_release_during_the_run_takes_full_effect_when_the_run_ends(scenar
         await asyncio.sleep(0)
     assert collected(*refs)
     assert result.final_output
+
+
+@pytest.mark.parametrize("twin", ["copy", "replace"])
+async def test_a_twin_of_a_stream_released_during_the_run_is_released_when_it_ends(twin):
+    """reviewer r024c 2: a copy or `dataclasses.replace()` of a result released while its run
+    goes on is a released result too, so the run's end finishes its release as it finishes the
+    original's: both are kept, and once the run ends neither reaches an agent."""
+    agents = list(handoff_agents())
+    refs = [weakref.ref(agent) for agent in agents]
+    result = Runner.run_streamed(agents[0], "Route me")
+    async for _event in result.stream_events():
+        break
+    del _event
+    assert not run_task(result).done(), "the release must come while the run goes on"
+    result.release_agents()
+    kept = {"copy": copy.copy, "replace": dataclasses.replace}[twin](result)
+    await run_over(result)
+    assert not agent_paths(kept)
+    del agents
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert collected(*refs)
+    with pytest.raises(AgentsException):
+        kept.last_agent
 
 
 async def stream_after_cancel(release, turns):
