@@ -492,6 +492,16 @@ def agent_as_tool() -> tuple[Agent[Any], dict[str, Any]]:
     return Agent(name="orchestrator", model=model, tools=tools), {}
 
 
+def streamed_agent_as_tool() -> tuple[Agent[Any], dict[str, Any]]:
+    """An agent tool whose nested run is streamed to an `on_stream` callback."""
+    helper = answering_agent("helper")
+    model = ScriptedModel([tool_call("ask_helper", {"input": "Capital?"})], [message("Paris")])
+    tool = helper.as_tool(
+        tool_name="ask_helper", tool_description="Ask the helper.", on_stream=lambda event: None
+    )
+    return Agent(name="orchestrator", model=model, tools=[tool]), {}
+
+
 def structured_output() -> tuple[Agent[Any], dict[str, Any]]:
     model = ScriptedModel([message('{"response": {"city": "Paris"}}')])
     return Agent(name="structured", model=model, output_type=Capital), {}
@@ -572,6 +582,7 @@ SCENARIOS = {
     "handoff": lambda: (handoff_agents()[0], {}),
     "handoff_input_filter": handoff_with_input_filter,
     "agent_as_tool": agent_as_tool,
+    "streamed_agent_as_tool": streamed_agent_as_tool,
     "structured_output": structured_output,
     "stop_on_first_tool": stop_on_first_tool,
     "hooks": with_hooks,

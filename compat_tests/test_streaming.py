@@ -142,7 +142,7 @@ async def test_a_twin_of_a_stream_released_during_the_run_is_released_when_it_en
         await asyncio.sleep(0)
     assert collected(*refs)
     with pytest.raises(AgentsException):
-        kept.last_agent
+        _ = kept.last_agent
 
 
 async def stream_after_cancel(release, turns):
