@@ -201,3 +201,24 @@ def test_released_slotted_item_subclass_copies(how):
     assert (clone.extra, clone.raw_item, clone.type) == (3, item.raw_item, "message_output_item")
     # Its fields are slots, which a release leaves alone (upstream's too): the agent stays.
     assert clone.agent.name == "answerer"
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="dataclass(slots=True) needs Python 3.10")
+@pytest.mark.parametrize("streamed, how", [(False, "copy"), (False, "deepcopy"), (True, "copy")])
+async def test_slotted_result_subclass_copies(streamed, how):
+    """reviewer r051d 1: a `__setstate__` that took the state for a dict broke copies of a
+    result subclass with slots (their state is a (dict, slots) pair), release or not. A streamed
+    result is not deep-copied: no release can (its context holds contextvars)."""
+    base = RunResultStreaming if streamed else RunResult
+    namespace = {"__annotations__": {"tag": str}, "tag": "kept"}
+    cls = dataclasses.dataclass(slots=True)(type("SlottedResult", (base,), namespace))
+    agent = answering_agent()
+    if streamed:
+        result = Runner.run_streamed(agent, "Capital of France?")
+        async for _ in result.stream_events():
+            pass
+    else:
+        result = await Runner.run(agent, "Capital of France?")
+    init = {f.name: getattr(result, f.name) for f in dataclasses.fields(result) if f.init}
+    clone = COPIES[how](cls(**{**init, "tag": "mine"}))
+    assert (type(clone), clone.tag, clone.final_output) == (cls, "mine", "Paris")
