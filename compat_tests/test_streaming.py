@@ -98,6 +98,18 @@ DURING = {
 }
 
 
+async def released_during_the_run(agent):
+    """A streamed result whose caller read one event, stopped, and released at once, while the
+    run goes on (the usual early exit)."""
+    result = Runner.run_streamed(agent, "Route me")
+    async for _event in result.stream_events():
+        break
+    del _event
+    assert not run_task(result).done(), "the release must come while the run goes on"
+    result.release_agents()
+    return result
+
+
 @pytest.mark.parametrize("scenario", list(DURING))
 async def test_release_during_the_run_takes_full_effect_when_the_run_ends(scenario):
     """reviewer r051 r4 and reviewer r051b r11: a caller reads one event, stops, and releases at
@@ -106,12 +118,7 @@ async def test_release_during_the_run_takes_full_effect_when_the_run_ends(scenar
     and the run still ends as it would."""
     agents = DURING[scenario]()
     refs = [weakref.ref(agent) for agent in agents]
-    result = Runner.run_streamed(agents[0], "Route me")
-    async for _event in result.stream_events():
-        break
-    del _event
-    assert not run_task(result).done(), "the release must come while the run goes on"
-    result.release_agents()
+    result = await released_during_the_run(agents[0])
     await run_over(result)
     assert not agent_paths(result)
     del agents
@@ -128,12 +135,7 @@ async def test_a_twin_of_a_stream_released_during_the_run_is_released_when_it_en
     original's: both are kept, and once the run ends neither reaches an agent."""
     agents = list(handoff_agents())
     refs = [weakref.ref(agent) for agent in agents]
-    result = Runner.run_streamed(agents[0], "Route me")
-    async for _event in result.stream_events():
-        break
-    del _event
-    assert not run_task(result).done(), "the release must come while the run goes on"
-    result.release_agents()
+    result = await released_during_the_run(agents[0])
     kept = {"copy": copy.copy, "replace": dataclasses.replace}[twin](result)
     await run_over(result)
     assert not agent_paths(kept)

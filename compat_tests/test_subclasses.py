@@ -135,17 +135,22 @@ def test_item_subclass_with_an_agent_default_reads_the_live_agent_after_release(
     assert item.target_agent is None
 
 
-async def rebuilt_result(streamed):
-    """A real run's result, rebuilt as the subclass from its own fields."""
-    cls, field = declare_result(streamed)
-    agent = answering_agent()
+async def init_fields(streamed, agent):
+    """The init fields of a real run's result (read to its end when streamed)."""
     if streamed:
         result = Runner.run_streamed(agent, "Capital of France?")
         async for _ in result.stream_events():
             pass
     else:
         result = await Runner.run(agent, "Capital of France?")
-    init = {f.name: getattr(result, f.name) for f in dataclasses.fields(result) if f.init}
+    return {f.name: getattr(result, f.name) for f in dataclasses.fields(result) if f.init}
+
+
+async def rebuilt_result(streamed):
+    """A real run's result, rebuilt as the subclass from its own fields."""
+    cls, field = declare_result(streamed)
+    agent = answering_agent()
+    init = await init_fields(streamed, agent)
     return cls, field, cls(**init), weakref.ref(agent)
 
 
@@ -212,13 +217,6 @@ async def test_slotted_result_subclass_copies(streamed, how):
     base = RunResultStreaming if streamed else RunResult
     namespace = {"__annotations__": {"tag": str}, "tag": "kept"}
     cls = dataclasses.dataclass(slots=True)(type("SlottedResult", (base,), namespace))
-    agent = answering_agent()
-    if streamed:
-        result = Runner.run_streamed(agent, "Capital of France?")
-        async for _ in result.stream_events():
-            pass
-    else:
-        result = await Runner.run(agent, "Capital of France?")
-    init = {f.name: getattr(result, f.name) for f in dataclasses.fields(result) if f.init}
+    init = await init_fields(streamed, answering_agent())
     clone = COPIES[how](cls(**{**init, "tag": "mine"}))
     assert (type(clone), clone.tag, clone.final_output) == (cls, "mine", "Paris")
