@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -73,7 +74,14 @@ def nox_started(cwd: Path, *args: str, **env: str) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=_sigint_as_in_a_terminal,
     )
+
+
+def _sigint_as_in_a_terminal() -> None:
+    # A test run started in the background by a non-interactive shell (`.ci/run &`) ignores
+    # SIGINT, and nox would inherit that, so the Ctrl-C the tests send would go unheard.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def kit_copy(tmp_path: Path, cache: bool = True) -> Path:
