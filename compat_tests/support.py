@@ -485,21 +485,12 @@ def handoff_with_input_filter() -> tuple[Agent[Any], dict[str, Any]]:
     return source, {}
 
 
-def agent_as_tool() -> tuple[Agent[Any], dict[str, Any]]:
+def agent_as_tool(**options: Any) -> tuple[Agent[Any], dict[str, Any]]:
+    """An agent used as a tool; `options` go to `as_tool()` (e.g. `on_stream`)."""
     helper = answering_agent("helper")
     model = ScriptedModel([tool_call("ask_helper", {"input": "Capital?"})], [message("Paris")])
-    tools = [helper.as_tool(tool_name="ask_helper", tool_description="Ask the helper.")]
+    tools = [helper.as_tool(tool_name="ask_helper", tool_description="Ask the helper.", **options)]
     return Agent(name="orchestrator", model=model, tools=tools), {}
-
-
-def streamed_agent_as_tool() -> tuple[Agent[Any], dict[str, Any]]:
-    """An agent tool whose nested run is streamed to an `on_stream` callback."""
-    helper = answering_agent("helper")
-    model = ScriptedModel([tool_call("ask_helper", {"input": "Capital?"})], [message("Paris")])
-    tool = helper.as_tool(
-        tool_name="ask_helper", tool_description="Ask the helper.", on_stream=lambda event: None
-    )
-    return Agent(name="orchestrator", model=model, tools=[tool]), {}
 
 
 def structured_output() -> tuple[Agent[Any], dict[str, Any]]:
@@ -582,7 +573,7 @@ SCENARIOS = {
     "handoff": lambda: (handoff_agents()[0], {}),
     "handoff_input_filter": handoff_with_input_filter,
     "agent_as_tool": agent_as_tool,
-    "streamed_agent_as_tool": streamed_agent_as_tool,
+    "streamed_agent_as_tool": lambda: agent_as_tool(on_stream=lambda event: None),
     "structured_output": structured_output,
     "stop_on_first_tool": stop_on_first_tool,
     "hooks": with_hooks,
