@@ -5,10 +5,19 @@ Items are the exception, as upstream: `release_new_items=True` releases the item
 
 import copy
 import dataclasses
+import gc
+import weakref
 
 import pytest
-from agents import InputGuardrailTripwireTriggered, Runner
-from support import approval_agent, input_tripwire, run, run_over, same_name_handoff_agents
+from agents import InputGuardrailTripwireTriggered, OutputGuardrailTripwireTriggered, Runner
+from support import (
+    approval_agent,
+    input_tripwire,
+    output_tripwire,
+    run,
+    run_over,
+    same_name_handoff_agents,
+)
 
 HOW = ["run", "run_streamed"]
 TWIN = {"copy": copy.copy, "replace": dataclasses.replace}
@@ -61,3 +70,23 @@ async def test_releasing_a_twin_leaves_the_original_its_tripwire(twin):
     with pytest.raises(InputGuardrailTripwireTriggered):
         async for _event in result.stream_events():
             pass
+
+
+@pytest.mark.parametrize("twin", list(TWIN))
+async def test_releasing_a_twin_leaves_the_run_data_of_the_originals_error(twin):
+    """reviewer r051d 2: the output tripwire waits in a guardrail task both results share, with
+    no run data yet; the twin's release filled it in with a weak last agent, so the original's
+    error, kept on its own, lost its agent."""
+    agent, kwargs = output_tripwire()
+    result = Runner.run_streamed(agent, "Go", **kwargs)
+    await run_over(result)
+    TWIN[twin](result).release_agents()
+    with pytest.raises(OutputGuardrailTripwireTriggered) as raised:
+        async for _event in result.stream_events():
+            pass
+    run_data = raised.value.run_data
+    agent_ref = weakref.ref(agent)
+    del agent, kwargs, result, raised
+    gc.collect()
+    assert agent_ref() is not None
+    assert run_data.last_agent is agent_ref()
