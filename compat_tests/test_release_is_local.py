@@ -9,7 +9,13 @@ import gc
 import weakref
 
 import pytest
-from agents import InputGuardrailTripwireTriggered, OutputGuardrailTripwireTriggered, Runner
+from agents import (
+    InputGuardrailTripwireTriggered,
+    OutputGuardrailTripwireTriggered,
+    Runner,
+    UserError,
+    function_tool,
+)
 from support import (
     approval_agent,
     input_tripwire,
@@ -17,6 +23,7 @@ from support import (
     run,
     run_over,
     same_name_handoff_agents,
+    tool_agent,
 )
 
 HOW = ["run", "run_streamed"]
@@ -90,3 +97,35 @@ async def test_releasing_a_twin_leaves_the_run_data_of_the_originals_error(twin)
     gc.collect()
     assert agent_ref() is not None
     assert run_data.last_agent is agent_ref()
+
+
+async def test_releasing_the_original_leaves_the_run_data_a_twin_raises():
+    """reviewer r051e 1: a copy taken during the run shares the run task, whose error (raised
+    outside a turn) has no run data yet; the original's release filled it in from its own,
+    released view, so the copy's error reported the original's items instead of its own."""
+    turns = 0
+
+    def enabled(context, agent):
+        nonlocal turns
+        turns += 1
+        if turns > 1:
+            raise UserError("tool config broken")
+        return True
+
+    def lookup_city(country: str) -> str:
+        return "Paris"
+
+    agent = tool_agent()
+    agent.tools = [function_tool(lookup_city, is_enabled=enabled)]
+    result = Runner.run_streamed(agent, "Go")
+    async for _event in result.stream_events():
+        break
+    twin = copy.copy(result)
+    await run_over(result)
+    result.release_agents()
+    with pytest.raises(UserError) as raised:
+        async for _event in twin.stream_events():
+            pass
+    run_data = raised.value.run_data
+    assert run_data is not None and run_data.last_agent is agent
+    assert run_data.new_items is twin.new_items
