@@ -101,6 +101,34 @@ async def test_kept_released_result_frees_every_agent(feature, how):
     assert result.new_items is not None
 
 
+@pytest.mark.parametrize("how", ["run", "run_streamed"])
+@pytest.mark.parametrize("feature", list(SCENARIOS))
+async def test_kept_result_released_after_to_state_frees_every_agent(feature, how):
+    """A state taken before the release (and dropped since) must not leave the kept, released
+    result anything that holds an agent: `to_state()` may cache what it builds."""
+    agent, kwargs = await build_scenario(feature)
+    refs = watch(agent, kwargs)
+    result = await run(agent, how, **kwargs)
+    result.to_state()
+    result.release_agents()
+    del agent, kwargs
+    await all_collected(refs, "with the released result kept", kept=result)
+
+
+@pytest.mark.parametrize("how", ["run", "run_streamed"])
+@pytest.mark.parametrize("feature", list(SCENARIOS))
+async def test_kept_result_to_state_after_release_frees_every_agent(feature, how):
+    """A state taken after the release (release now, approve later; dropped since) must not leave
+    the kept, released result anything that holds an agent: `to_state()` may cache what it builds."""
+    agent, kwargs = await build_scenario(feature)
+    refs = watch(agent, kwargs)
+    result = await run(agent, how, **kwargs)
+    result.release_agents()
+    result.to_state()
+    del agent, kwargs
+    await all_collected(refs, "with the released result kept", kept=result)
+
+
 @pytest.mark.parametrize("how", ["run_streamed", "run_streamed_break"])
 @pytest.mark.parametrize("error", list(ERRORS))
 async def test_kept_released_result_of_failed_run_frees_every_agent(error, how):
