@@ -119,7 +119,8 @@ async def test_kept_result_released_after_to_state_frees_every_agent(feature, ho
 @pytest.mark.parametrize("feature", list(SCENARIOS))
 async def test_kept_result_to_state_after_release_frees_every_agent(feature, how):
     """A state taken after the release (release now, approve later; dropped since) must not leave
-    the kept, released result anything that holds an agent: `to_state()` may cache what it builds."""
+    the kept, released result anything that holds an agent: `to_state()` may cache what it
+    builds."""
     agent, kwargs = await build_scenario(feature)
     refs = watch(agent, kwargs)
     result = await run(agent, how, **kwargs)
