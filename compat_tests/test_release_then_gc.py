@@ -106,13 +106,7 @@ async def test_kept_released_result_frees_every_agent(feature, how):
 async def test_kept_result_released_after_to_state_frees_every_agent(feature, how):
     """A state taken before the release (and dropped since) must not leave the kept, released
     result anything that holds an agent: `to_state()` may cache what it builds."""
-    agent, kwargs = await build_scenario(feature)
-    refs = watch(agent, kwargs)
-    result = await run(agent, how, **kwargs)
-    result.to_state()
-    result.release_agents()
-    del agent, kwargs
-    await all_collected(refs, "with the released result kept", kept=result)
+    await _release_and_take_a_state(feature, how, state_first=True)
 
 
 @pytest.mark.parametrize("how", ["run", "run_streamed"])
@@ -121,11 +115,18 @@ async def test_kept_result_to_state_after_release_frees_every_agent(feature, how
     """A state taken after the release (release now, approve later; dropped since) must not leave
     the kept, released result anything that holds an agent: `to_state()` may cache what it
     builds."""
+    await _release_and_take_a_state(feature, how, state_first=False)
+
+
+async def _release_and_take_a_state(feature, how, state_first):
     agent, kwargs = await build_scenario(feature)
     refs = watch(agent, kwargs)
     result = await run(agent, how, **kwargs)
+    if state_first:
+        result.to_state()
     result.release_agents()
-    result.to_state()
+    if not state_first:
+        result.to_state()
     del agent, kwargs
     await all_collected(refs, "with the released result kept", kept=result)
 
