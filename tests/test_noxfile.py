@@ -156,8 +156,8 @@ def test_a_deselected_run_is_partial_and_the_headline_not_green(one_cell_kit):
     assert "incomplete: " in report.stderr and "1 partial or interrupted" in report.stderr
     got = report_cell(kit, cell)
     assert got["status"] == "partial"
-    selected = re.fullmatch(r"partial: 48 of (\d+) tests selected", got["reason"])
-    assert selected and int(selected[1]) > 48, got["reason"]
+    selected = re.fullmatch(r"partial: (\d+) of (\d+) tests selected", got["reason"])
+    assert selected and 0 < int(selected[1]) < int(selected[2]), got["reason"]
 
 
 BLOCKING_TEST = """
