@@ -124,6 +124,19 @@ def pytest_collection_finish(session):
 
 
 @pytest.fixture(autouse=True)
+def _failure_expected(request):
+    """Tell support.py (once a test module has imported it) whether this test is an expected
+    failure: it then skips the costly part of its failure messages."""
+    support = sys.modules.get("support")
+    if support is None:
+        yield
+        return
+    support.FAILURE_EXPECTED = request.node.get_closest_marker("xfail") is not None
+    yield
+    support.FAILURE_EXPECTED = False
+
+
+@pytest.fixture(autouse=True)
 def _clean_gc_state():
     """Every test starts with no garbage from earlier tests and with the collector on."""
     gc.enable()

@@ -21,6 +21,7 @@ import os
 import socket
 
 import pytest
+import support
 
 
 def test_fails():
@@ -49,6 +50,10 @@ def test_missing_api():
     import agents
 
     agents.RunState
+
+
+def test_told_when_expected_to_fail():
+    assert not support.FAILURE_EXPECTED
 """
 
 
@@ -71,6 +76,7 @@ def cell(tmp_path: Path):
     shutil.copy(COMPAT_TESTS / "conftest.py", suite)
     (suite / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider -rA\n")
     (suite / "test_point.py").write_text(POINT_TESTS)
+    (suite / "support.py").write_text("FAILURE_EXPECTED = False\n")
 
     def run(
         expectations: str, variant: str = "unpatched", *args: str
@@ -192,6 +198,13 @@ def test_an_absent_api_is_expected_in_patched_cells_too_and_only_as_a_missing_na
     proc = cell(table.replace("[[bug]]", "[[absent]]"), variant="patched")
     assert "XFAIL test_point.py::test_missing_api - [no-RunState]" in proc.stdout
     assert "FAILED test_point.py::test_fails" in proc.stdout  # AssertionError is no absent API
+
+
+def test_support_is_told_which_failures_are_expected(cell):
+    """support.py skips tracing what holds an agent (a heap scan) for a predicted failure."""
+    assert "PASSED test_point.py::test_told_when_expected_to_fail" in cell("").stdout
+    proc = cell(bug("point::test_told_when_expected_to_fail"))
+    assert "XFAIL test_point.py::test_told_when_expected_to_fail" in proc.stdout
 
 
 def test_network_guard_and_api_key(cell):
