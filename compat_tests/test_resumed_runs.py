@@ -8,7 +8,16 @@ import weakref
 import pytest
 from agents import Runner
 from agents.exceptions import AgentsException
-from support import approval_agent, collected, run
+from support import (
+    all_collected,
+    approval_agent,
+    collected,
+    message,
+    nested_interruption,
+    run,
+    tool_call,
+    watch,
+)
 
 RESUME = ["run", "run_streamed"]
 
@@ -84,3 +93,60 @@ async def test_released_interrupted_result_gives_a_resumable_state(how):
     state.approve(state.get_interruptions()[0])
     result = await Runner.run(agent, state)
     assert result.final_output == "done"
+
+
+async def nested_state(agent, decide):
+    """A run whose agent tool stopped for approval of the inner agent's tool call(s), and the
+    caller's state of it; `decide` approves none, the first, or all of them. The caller keeps
+    the interrupted result until it resumes (v0.19 finds the nested run through it)."""
+    interrupted = await Runner.run(agent, "Go")
+    state = interrupted.to_state()
+    pending = state.get_interruptions()
+    for item in {"none": [], "first": pending[:1], "all": pending}[decide]:
+        state.approve(item)
+    return interrupted, state
+
+
+def two_nested_calls():
+    """An agent tool called twice in one turn, each inner run stopping for approval."""
+    inner = approval_agent("inner")
+    deletes = [[tool_call("delete_file", {"path": f"{n}.txt"}, f"call_delete_{n}")] for n in (1, 2)]
+    inner.model.turns = [*deletes, [message("done")]]
+    calls = [tool_call("ask_inner", {"input": f"Delete {n}"}, f"call_two_{n}") for n in (1, 2)]
+    outer, _ = nested_interruption()
+    outer.tools = [inner.as_tool(tool_name="ask_inner", tool_description="Ask the inner agent.")]
+    outer.model.turns = [calls, [message("done")]]
+    return outer
+
+
+@pytest.mark.parametrize("how", RESUME)
+async def test_kept_released_result_of_a_resumed_nested_approval_frees_every_agent(how):
+    """reviewer r024e 1: approve what an agent tool's inner run asked for, resume, keep the
+    finished result and release it: nothing of the interrupted turn (its processed response,
+    whose agent tool holds the inner agent) may stay with it."""
+    outer, _ = nested_interruption()
+    refs = watch(outer)
+    interrupted, state = await nested_state(outer, "all")
+    result = await resume(outer, state, how)
+    assert result.final_output == "done"
+    result.release_agents()
+    del outer, interrupted, state
+    await all_collected(refs, "with the released result kept", kept=result)
+
+
+@pytest.mark.parametrize("decide", ["none", "first"])
+@pytest.mark.parametrize("how", RESUME)
+async def test_kept_released_result_with_a_nested_approval_still_pending_frees_every_agent(
+    how, decide
+):
+    """reviewer r024e 2: a resumed run that stops again on an agent tool's approval left
+    pending. Its released result, kept, must not keep the inner run alive (the SDK's record of
+    the pending nested run is tied to the caller's state, which the caller dropped)."""
+    outer = two_nested_calls() if decide == "first" else nested_interruption()[0]
+    refs = watch(outer)
+    interrupted, state = await nested_state(outer, decide)
+    result = await resume(outer, state, how)
+    assert result.interruptions
+    result.release_agents()
+    del outer, interrupted, state
+    await all_collected(refs, "with the released result kept", kept=result)

@@ -128,6 +128,27 @@ async def test_release_during_the_run_takes_full_effect_when_the_run_ends(scenar
     assert result.final_output
 
 
+@pytest.mark.parametrize("scenario", list(DURING))
+async def test_release_during_the_run_is_over_when_the_stream_is_read_to_its_end(scenario):
+    """reviewer r051f 1: a caller releases at the first event and reads on to the end. When
+    `stream_events()` returns, the run is over and so is the release: with no await in
+    between, no agent is reachable from the result and every one is freed."""
+    agents = DURING[scenario]()
+    refs = [weakref.ref(agent) for agent in agents]
+    result = Runner.run_streamed(agents[0], "Route me")
+    events = 0
+    async for _event in result.stream_events():
+        events += 1
+        if events == 1:
+            result.release_agents()
+    del _event
+    assert events > 1, "the release must come while the run goes on"
+    assert not agent_paths(result)
+    del agents
+    assert collected(*refs)
+    assert result.final_output
+
+
 @pytest.mark.parametrize("twin", ["copy", "replace"])
 async def test_a_twin_of_a_stream_released_during_the_run_is_released_when_it_ends(twin):
     """reviewer r024c 2: a copy or `dataclasses.replace()` of a result released while its run
