@@ -15,8 +15,12 @@ import openai
 import pydantic
 import pytest
 from agents import (
+    Agent,
+    GuardrailFunctionOutput,
     RunHooks,
     Runner,
+    function_tool,
+    input_guardrail,
 )
 from agents.exceptions import MaxTurnsExceeded
 
@@ -26,6 +30,7 @@ except ImportError:  # openai 3 (the SDK's dependency from v0.21.0) uses httpx2 
     import httpx2 as httpx
 from support import (
     ERRORS,
+    ScriptedModel,
     agent_paths,
     answering_agent,
     collected,
@@ -34,6 +39,7 @@ from support import (
     raising_input,
     run_over,
     run_task,
+    tool_call,
     tripping_input,
     with_guardrails,
 )
@@ -153,6 +159,103 @@ async def test_release_keeps_the_error_the_stream_raises(failure, read):
     unreleased = await stream_outcome(failure, read, release=False)
     assert unreleased[-1].startswith("raised "), unreleased
     assert await stream_outcome(failure, read, release=True) == unreleased
+
+
+class GatedModel(ScriptedModel):
+    """A model that calls `look_up` on every turn, once `gate` is open."""
+
+    def __init__(self, gate):
+        super().__init__([tool_call("look_up", {"country": "France"})])
+        self.gate = gate
+
+    async def stream_response(self, *args, **kwargs):
+        await self.gate.wait()
+        async for event in super().stream_response(*args, **kwargs):
+            yield event
+
+
+def gated_run(gate, tripwire):
+    """A streamed run held at its first turn until `gate` opens, then ended by max_turns; with
+    `tripwire`, an input guardrail trips once the run is over."""
+    tool_ran = asyncio.Event()
+
+    @function_tool
+    def look_up(country: str) -> str:
+        """Return the capital of a country."""
+        tool_ran.set()
+        return "Paris"
+
+    async def trip_late(context, agent, input):
+        await tool_ran.wait()
+        for _ in range(20):  # the run goes on to max_turns meanwhile
+            await asyncio.sleep(0)
+        return GuardrailFunctionOutput(output_info="no", tripwire_triggered=True)
+
+    guardrails = [input_guardrail(trip_late)] if tripwire else []
+    agent = Agent(name="gated", model=GatedModel(gate), tools=[look_up])
+    return Runner.run_streamed(with_guardrails(agent, input=guardrails), "Go", max_turns=1)
+
+
+async def first_event_release_outcome(tripwire, release):
+    """How a stream read to its end ends, released (or not) at its first event."""
+    gate = asyncio.Event()
+    result = gated_run(gate, tripwire)
+    try:
+        async for _event in result.stream_events():
+            if not gate.is_set():
+                gate.set()  # the run goes on once this step yields
+                if release:
+                    result.release_agents()
+    except Exception as exc:
+        return f"raised {type(exc).__name__}"
+    return "ended"
+
+
+@pytest.mark.parametrize("tripwire", [True, False], ids=["tripwire_then_max_turns", "max_turns"])
+async def test_a_stream_released_during_the_run_raises_the_error_its_read_found(tripwire):
+    """reviewer r051g 1: the read found an input tripwire, then the run went on to max_turns.
+    The release made at the first event must not make the read raise the later error."""
+    unreleased = await first_event_release_outcome(tripwire, release=False)
+    assert unreleased.startswith("raised "), unreleased
+    assert await first_event_release_outcome(tripwire, release=True) == unreleased
+
+
+async def cancelled_reader_outcome(release):
+    """How a reader ends that is cancelled while it waits for the second event of a run that
+    then fails, released (or not) at the first event."""
+    gate, first = asyncio.Event(), asyncio.Event()
+    result = gated_run(gate, tripwire=False)
+
+    async def reader():
+        try:
+            async for _event in result.stream_events():
+                if not first.is_set():
+                    first.set()
+                    if release:
+                        result.release_agents()
+        except Exception as exc:
+            return f"raised {type(exc).__name__}"
+        return "ended"
+
+    task = asyncio.ensure_future(reader())
+    await asyncio.wait_for(first.wait(), 10)
+    for _ in range(3):  # the reader goes back to waiting for the next event
+        await asyncio.sleep(0)
+    task.cancel()
+    gate.set()
+    try:
+        return await asyncio.wait_for(task, 10)
+    except asyncio.CancelledError:
+        return "cancelled"
+    except asyncio.TimeoutError:
+        return "hangs"
+
+
+async def test_a_cancelled_reader_of_a_released_stream_ends_as_unreleased():
+    """reviewer r051g 2: a reader cancelled while it waits ends as it does without a release
+    (v0.5.1 returns), not with the error the run ends with later."""
+    unreleased = await cancelled_reader_outcome(release=False)
+    assert await cancelled_reader_outcome(release=True) == unreleased
 
 
 class SlottedError(Exception):
