@@ -117,6 +117,39 @@ FAILURES = {
 }
 
 
+KEPT_ERRORS = {
+    "model_error": (lambda: (failing_agent(RuntimeError("model down")), {}), RuntimeError),
+    **ERRORS,  # tripwires, max turns
+}
+
+
+@pytest.mark.parametrize("failure", list(KEPT_ERRORS))
+async def test_the_kept_error_of_a_stream_released_during_the_run_pins_no_agent(failure):
+    """reviewer r051h 1: a task reads a stream, releases it at the first event and reads on to
+    the run's error. The caller keeps what the task raised (asyncio keeps it on the task, with
+    its traceback) and drops the result: every agent is freed."""
+    build, raised = KEPT_ERRORS[failure]
+    agent, kwargs = build()
+    ref = weakref.ref(agent)
+    result = Runner.run_streamed(agent, "Go", **kwargs)
+
+    async def reader(stream, release):
+        events = 0
+        async for _event in stream:
+            del _event  # this frame is in the error's traceback too: keep no event in it
+            events += 1
+            if events == 1:
+                release()
+
+    task = asyncio.ensure_future(reader(result.stream_events(), result.release_agents))
+    await asyncio.wait([task])
+    assert isinstance(task.exception(), raised)
+    del agent, kwargs, result
+    for _ in range(5):  # a cancelled run finishes on the loop's next turns
+        await asyncio.sleep(0)
+    assert collected(ref)
+
+
 async def read_to_the_end(stream):
     """How reading `stream` on ends: the exception it raises, or that it ends."""
     try:
