@@ -118,7 +118,7 @@ FAILURES = {
 
 
 KEPT_ERRORS = {
-    "model_error": (lambda: (failing_agent(RuntimeError("model down")), {}), RuntimeError),
+    "model_error": (FAILURES["model_error"], RuntimeError),
     **ERRORS,  # tripwires, max turns
 }
 

@@ -6,9 +6,10 @@ drops its state and agent, the agent is freed."""
 import weakref
 
 import pytest
-from agents import Runner
+from agents import Agent, Runner
 from agents.exceptions import AgentsException
 from support import (
+    ScriptedModel,
     all_collected,
     approval_agent,
     collected,
@@ -111,12 +112,10 @@ def two_nested_calls():
     """An agent tool called twice in one turn, each inner run stopping for approval."""
     inner = approval_agent("inner")
     deletes = [[tool_call("delete_file", {"path": f"{n}.txt"}, f"call_delete_{n}")] for n in (1, 2)]
-    inner.model.turns = [*deletes, [message("done")]]
+    inner.model = ScriptedModel(*deletes, [message("done")])
     calls = [tool_call("ask_inner", {"input": f"Delete {n}"}, f"call_two_{n}") for n in (1, 2)]
-    outer, _ = nested_interruption()
-    outer.tools = [inner.as_tool(tool_name="ask_inner", tool_description="Ask the inner agent.")]
-    outer.model.turns = [calls, [message("done")]]
-    return outer
+    tool = inner.as_tool(tool_name="ask_inner", tool_description="Ask the inner agent.")
+    return Agent(name="outer", model=ScriptedModel(calls, [message("done")]), tools=[tool])
 
 
 @pytest.mark.parametrize("how", RESUME)
