@@ -546,7 +546,7 @@ def agent_tool_approval() -> tuple[Agent[Any], dict[str, Any]]:
     return Agent(name="orchestrator", model=model, tools=[tool]), {}
 
 
-_nested_calls = itertools.count(1)
+nested_call_ids = itertools.count(1)
 
 
 def nested_interruption() -> tuple[Agent[Any], dict[str, Any]]:
@@ -555,7 +555,7 @@ def nested_interruption() -> tuple[Agent[Any], dict[str, Any]]:
     inner = approval_agent("inner")
     # A call id of its own: the SDK also finds a pending nested result by the call's fields, and
     # a run must not pick up the one an earlier test left behind.
-    call = tool_call("ask_inner", {"input": "Delete a.txt"}, f"call_outer_{next(_nested_calls)}")
+    call = tool_call("ask_inner", {"input": "Delete a.txt"}, f"call_outer_{next(nested_call_ids)}")
     model = ScriptedModel([call], [message("done")])
     tools = [inner.as_tool(tool_name="ask_inner", tool_description="Ask the inner agent.")]
     return Agent(name="outer", model=model, tools=tools), {}

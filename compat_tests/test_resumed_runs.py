@@ -3,6 +3,7 @@ call) gives a result whose release leaves that state as it was: still the caller
 serialisable and resumable. The result's own references are still released: once the caller
 drops its state and agent, the agent is freed."""
 
+import dataclasses
 import weakref
 
 import pytest
@@ -14,6 +15,7 @@ from support import (
     approval_agent,
     collected,
     message,
+    nested_call_ids,
     nested_interruption,
     run,
     tool_call,
@@ -96,12 +98,17 @@ async def test_released_interrupted_result_gives_a_resumable_state(how):
     assert result.final_output == "done"
 
 
-async def nested_state(agent, decide):
+async def nested_state(agent, decide, source="to_state"):
     """A run whose agent tool stopped for approval of the inner agent's tool call(s), and the
     caller's state of it; `decide` approves none, the first, or all of them. The caller keeps
-    the interrupted result until it resumes (v0.19 finds the nested run through it)."""
+    the interrupted result until it resumes (v0.19 finds the nested run through it). With
+    `source="from_json"` the state is rebuilt from its JSON, as a server that stored it does."""
     interrupted = await Runner.run(agent, "Go")
     state = interrupted.to_state()
+    if source == "from_json":
+        from agents.run_state import RunState  # v0.8.0+: the module must import on every release
+
+        state = await RunState.from_json(agent, state.to_json())
     pending = state.get_interruptions()
     for item in {"none": [], "first": pending[:1], "all": pending}[decide]:
         state.approve(item)
@@ -113,7 +120,11 @@ def two_nested_calls():
     inner = approval_agent("inner")
     deletes = [[tool_call("delete_file", {"path": f"{n}.txt"}, f"call_delete_{n}")] for n in (1, 2)]
     inner.model = ScriptedModel(*deletes, [message("done")])
-    calls = [tool_call("ask_inner", {"input": f"Delete {n}"}, f"call_two_{n}") for n in (1, 2)]
+    # Call ids of their own: an earlier test's pending nested run must not be found by them.
+    run_id = next(nested_call_ids)
+    calls = [
+        tool_call("ask_inner", {"input": f"Delete {n}"}, f"call_two_{run_id}_{n}") for n in (1, 2)
+    ]
     tool = inner.as_tool(tool_name="ask_inner", tool_description="Ask the inner agent.")
     return Agent(name="outer", model=ScriptedModel(calls, [message("done")]), tools=[tool])
 
@@ -133,19 +144,40 @@ async def test_kept_released_result_of_a_resumed_nested_approval_frees_every_age
     await all_collected(refs, "with the released result kept", kept=result)
 
 
+@pytest.mark.parametrize("source", ["to_state", "from_json"])
 @pytest.mark.parametrize("decide", ["none", "first"])
 @pytest.mark.parametrize("how", RESUME)
 async def test_kept_released_result_with_a_nested_approval_still_pending_frees_every_agent(
-    how, decide
+    how, decide, source
 ):
     """reviewer r024e 2: a resumed run that stops again on an agent tool's approval left
     pending. Its released result, kept, must not keep the inner run alive (the SDK's record of
     the pending nested run is tied to the caller's state, which the caller dropped)."""
     outer = two_nested_calls() if decide == "first" else nested_interruption()[0]
     refs = watch(outer)
-    interrupted, state = await nested_state(outer, decide)
+    interrupted, state = await nested_state(outer, decide, source)
     result = await resume(outer, state, how)
     assert result.interruptions
     result.release_agents()
     del outer, interrupted, state
     await all_collected(refs, "with the released result kept", kept=result)
+
+
+@pytest.mark.parametrize("source", ["to_state", "from_json"])
+@pytest.mark.parametrize("how", RESUME)
+async def test_a_replaced_released_result_with_a_nested_approval_pending_resumes(how, source):
+    """reviewer r024f 2: `dataclasses.replace()` of the released result of a resume that stopped
+    again on an agent tool's approval is as resumable as the result: its own `to_state()`,
+    approved, finishes the run while the agents live."""
+    outer = two_nested_calls()
+    interrupted, state = await nested_state(outer, "first", source)
+    result = await resume(outer, state, how)
+    assert result.interruptions
+    result.release_agents()
+    twin = dataclasses.replace(result)
+    del interrupted, state, result
+    again = twin.to_state()
+    for item in again.get_interruptions():
+        again.approve(item)
+    finished = await Runner.run(outer, again)
+    assert finished.final_output == "done"
