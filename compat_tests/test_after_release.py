@@ -84,6 +84,18 @@ async def test_streamed_result_after_release(operation):
     assert result.final_output == "handled"
 
 
+@pytest.mark.parametrize("operation", ["copy", "deepcopy"])
+async def test_copies_of_released_objects_read_the_agent_while_it_lives(operation):
+    """reviewer r024g 1: a copy of a released result or item is released too, and reads the
+    agent while something else holds it, as the original does (and upstream's copies do)."""
+    source, target = handoff_agents()
+    result = await Runner.run(source, "Route me")
+    result.release_agents()
+    item = result.new_items[0]
+    assert OPERATIONS[operation](item).agent is item.agent is source
+    assert copy.copy(result).last_agent is result.last_agent is target
+
+
 async def test_release_is_idempotent():
     results, _keep = await released_results(agent_gone=True)
     for result in results:

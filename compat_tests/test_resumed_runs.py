@@ -7,7 +7,7 @@ import dataclasses
 import weakref
 
 import pytest
-from agents import Agent, Runner
+from agents import Agent, Runner, function_tool
 from agents.exceptions import AgentsException
 from support import (
     ScriptedModel,
@@ -181,3 +181,49 @@ async def test_a_replaced_released_result_with_a_nested_approval_pending_resumes
         again.approve(item)
     finished = await Runner.run(outer, again)
     assert finished.final_output == "done"
+
+
+async def second_resume(release):
+    """Approve an agent tool's pending nested call, resume, then resume again from the first
+    result's to_state(): what the second resume does, and how often the inner tool ran."""
+    runs = []
+
+    @function_tool(needs_approval=True)
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        runs.append(path)
+        return "deleted"
+
+    call_id = f"call_again_{next(nested_call_ids)}"
+    inner = Agent(
+        name="inner",
+        model=ScriptedModel([tool_call("delete_file", {"path": "a.txt"})], [message("done")]),
+        tools=[delete_file],
+    )
+    outer = Agent(
+        name="outer",
+        model=ScriptedModel([tool_call("ask_inner", {"input": "Go"}, call_id)], [message("done")]),
+        tools=[inner.as_tool(tool_name="ask_inner", tool_description="Ask the inner agent.")],
+    )
+    interrupted = await Runner.run(outer, "Go")
+    state = interrupted.to_state()
+    if release:
+        interrupted.release_agents()
+    for item in state.get_interruptions():
+        state.approve(item)
+    await Runner.run(outer, state)
+    again = interrupted.to_state()
+    for item in again.get_interruptions():
+        again.approve(item)
+    try:
+        outcome = (await Runner.run(outer, again)).final_output
+    except Exception as error:  # the outcome to compare, whatever the release does
+        outcome = type(error).__name__
+    return outcome, len(runs)
+
+
+async def test_a_released_results_state_resumes_as_the_unreleased_ones_does():
+    """reviewer r024g 2: while the agents live, the state of a released result resumes as the
+    unreleased result's does; where the release made a new copy of the approved nested call, the
+    SDK no longer knew it had run, and ran the inner tool a second time."""
+    assert await second_resume(release=True) == await second_resume(release=False)
