@@ -35,6 +35,7 @@ OPERATIONS = {
 # Results also keep `dataclasses.replace()` working after release (upstream's __post_init__ takes
 # a weak reference of the released None from v0.6.0 on); items do not promise it.
 RESULT_ONLY = {"replace": dataclasses.replace}
+OPERATIONS_ON_RESULTS = {**OPERATIONS, **RESULT_ONLY}
 
 
 async def released_results(agent_gone: bool):
@@ -63,11 +64,11 @@ async def test_items_after_release(operation, agent_gone):
 
 
 @pytest.mark.parametrize("agent_gone", [False, True], ids=["agent_alive", "agent_gone"])
-@pytest.mark.parametrize("operation", [*OPERATIONS, *RESULT_ONLY])
+@pytest.mark.parametrize("operation", OPERATIONS_ON_RESULTS)
 async def test_result_after_release(operation, agent_gone):
     results, _keep = await released_results(agent_gone)
     for result in results:
-        {**OPERATIONS, **RESULT_ONLY}[operation](result)
+        OPERATIONS_ON_RESULTS[operation](result)
         assert result.final_output
 
 
@@ -80,7 +81,7 @@ async def test_streamed_result_after_release(operation):
     result.release_agents()
     del source, _
     gc.collect()
-    {**OPERATIONS, **RESULT_ONLY}[operation](result)
+    OPERATIONS_ON_RESULTS[operation](result)
     assert result.final_output == "handled"
 
 
