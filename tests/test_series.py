@@ -12,6 +12,7 @@ from kit import MatrixError, intake, releases, series
 
 VERSIONS = releases.patched_versions()
 ZERO_FROM = "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+UPSTREAM_ISSUE = r"https://github\.com/openai/openai-agents-python/issues/\d+"
 
 
 def git(tree: Path, *args: str) -> str:
@@ -126,8 +127,11 @@ def test_series_form(version: str):
         assert text.startswith(ZERO_FROM), f"{patch.name} is not format-patch --zero-commit output"
         subject = re.search(r"^Subject: \[PATCH\] (.*)$", text, re.M)
         assert subject and not subject.group(1).startswith("["), patch.name
-        assert "Bug: https://github.com/openai/openai-agents-python/issues/2008" in trailers(patch)
+        # Every patch names the upstream commit it fixes or corresponds to; a Bug: trailer is
+        # there only where the patch is about an upstream issue, and must link to it.
         assert re.search(r"^(Applied-Upstream|Fixes): ", trailers(patch), re.M), patch.name
+        for bug in re.findall(r"^Bug: (.*)$", trailers(patch), re.M):
+            assert re.fullmatch(UPSTREAM_ISSUE, bug), f"{patch.name}: Bug: {bug}"
         assert ("base-commit: " in text) == (number == 1), patch.name
 
 
