@@ -4,6 +4,7 @@ serialisable and resumable. The result's own references are still released: once
 drops its state and agent, the agent is freed."""
 
 import dataclasses
+import gc
 import weakref
 
 import pytest
@@ -183,9 +184,10 @@ async def test_a_replaced_released_result_with_a_nested_approval_pending_resumes
     assert finished.final_output == "done"
 
 
-async def second_resume(release):
+async def second_resume(release, keep_state=True):
     """Approve an agent tool's pending nested call, resume, then resume again from the first
-    result's to_state(): what the second resume does, and how often the inner tool ran."""
+    result's to_state() (after dropping the first state and the resumed result unless
+    `keep_state`): what the second resume does, and how often the inner tool ran."""
     runs = []
 
     @function_tool(needs_approval=True)
@@ -212,6 +214,9 @@ async def second_resume(release):
     for item in state.get_interruptions():
         state.approve(item)
     await Runner.run(outer, state)
+    if not keep_state:
+        del state
+        gc.collect()
     again = interrupted.to_state()
     for item in again.get_interruptions():
         again.approve(item)
@@ -222,8 +227,11 @@ async def second_resume(release):
     return outcome, len(runs)
 
 
-async def test_a_released_results_state_resumes_as_the_unreleased_ones_does():
+@pytest.mark.parametrize("keep_state", [True, False], ids=["state-kept", "state-dropped"])
+async def test_a_released_results_state_resumes_as_the_unreleased_ones_does(keep_state):
     """reviewer r024g 2: while the agents live, the state of a released result resumes as the
     unreleased result's does; where the release made a new copy of the approved nested call, the
-    SDK no longer knew it had run, and ran the inner tool a second time."""
-    assert await second_resume(release=True) == await second_resume(release=False)
+    SDK no longer knew it had run, and ran the inner tool a second time. Dropping the state the
+    first resume changed must not bring that back."""
+    released = await second_resume(release=True, keep_state=keep_state)
+    assert released == await second_resume(release=False, keep_state=keep_state)
