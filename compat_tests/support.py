@@ -549,16 +549,58 @@ def agent_tool_approval() -> tuple[Agent[Any], dict[str, Any]]:
 nested_call_ids = itertools.count(1)
 
 
-def nested_interruption() -> tuple[Agent[Any], dict[str, Any]]:
+def nested_interruption(**options: Any) -> tuple[Agent[Any], dict[str, Any]]:
     """An agent used as a tool that itself stops for approval: the interruption is the inner
-    agent's, not an item of the outer run."""
+    agent's, not an item of the outer run. `options` go to `as_tool()` (e.g. `on_stream`)."""
     inner = approval_agent("inner")
     # A call id of its own: the SDK also finds a pending nested result by the call's fields, and
     # a run must not pick up the one an earlier test left behind.
     call = tool_call("ask_inner", {"input": "Delete a.txt"}, f"call_outer_{next(nested_call_ids)}")
     model = ScriptedModel([call], [message("done")])
-    tools = [inner.as_tool(tool_name="ask_inner", tool_description="Ask the inner agent.")]
+    tools = [
+        inner.as_tool(tool_name="ask_inner", tool_description="Ask the inner agent.", **options)
+    ]
     return Agent(name="outer", model=model, tools=tools), {}
+
+
+def approval_mcp_server() -> Any:
+    """A local MCP server (no process) with one tool, `delete_file`, that needs approval; the
+    calls it served are in its `calls`. The SDK makes a `FunctionTool` of it for each run: no
+    agent has it."""
+    from agents.mcp import MCPServer
+    from mcp.types import CallToolResult, ListPromptsResult, TextContent
+    from mcp.types import Tool as MCPTool
+
+    class ApprovalMCPServer(MCPServer):
+        def __init__(self) -> None:
+            super().__init__(require_approval="always")
+            self.calls: list[str] = []
+
+        @property
+        def name(self) -> str:
+            return "files"
+
+        async def connect(self) -> None:
+            pass
+
+        async def cleanup(self) -> None:
+            pass
+
+        async def list_tools(self, run_context: Any = None, agent: Any = None) -> list[Any]:
+            schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+            return [MCPTool(name="delete_file", inputSchema=schema)]
+
+        async def call_tool(self, tool_name: str, arguments: Any, meta: Any = None) -> Any:
+            self.calls.append(tool_name)
+            return CallToolResult(content=[TextContent(type="text", text="deleted")])
+
+        async def list_prompts(self) -> Any:
+            return ListPromptsResult(prompts=[])
+
+        async def get_prompt(self, name: str, arguments: Any = None) -> Any:
+            raise NotImplementedError
+
+    return ApprovalMCPServer()
 
 
 async def resumed() -> tuple[Agent[Any], dict[str, Any]]:

@@ -14,6 +14,7 @@ from support import (
     ScriptedModel,
     all_collected,
     approval_agent,
+    approval_mcp_server,
     collected,
     message,
     nested_call_ids,
@@ -162,6 +163,44 @@ async def test_kept_released_result_with_a_nested_approval_still_pending_frees_e
     result.release_agents()
     del outer, interrupted, state
     await all_collected(refs, "with the released result kept", kept=result)
+
+
+@pytest.mark.parametrize("how", RESUME)
+async def test_kept_released_result_whose_streamed_agent_tool_awaits_approval_frees_every_agent(
+    how,
+):
+    """reviewer r024h 2: an agent tool that streams its nested run (`on_stream`) and stops for
+    approval leaves a streamed nested result in the SDK's store; its own copy of the run state
+    kept the tool call's context, whose agent is the outer one, after release."""
+    outer, _ = nested_interruption(on_stream=lambda event: None)
+    refs = watch(outer)
+    result = await run(outer, how)
+    assert result.interruptions
+    result.release_agents()
+    del outer
+    await all_collected(refs, "with the released result kept", kept=result)
+
+
+@pytest.mark.parametrize("how", RESUME)
+async def test_a_released_result_interrupted_on_an_mcp_tool_resumes(how):
+    """reviewer r024h 1: the tool an MCP server lists is made for the run and is no agent's;
+    release held it weakly, so `to_state()` of the released result found it gone and raised
+    while the agent and the server were alive. Upstream resumes."""
+    server = approval_mcp_server()
+    agent = Agent(
+        name="mcp_user",
+        model=ScriptedModel([tool_call("delete_file", {"path": "a.txt"})], [message("done")]),
+        mcp_servers=[server],
+    )
+    result = await run(agent, how, "Delete a.txt")
+    assert result.interruptions
+    result.release_agents()
+    gc.collect()
+    state = result.to_state()
+    state.approve(state.get_interruptions()[0])
+    resumed = await Runner.run(agent, state)
+    assert resumed.final_output == "done"
+    assert server.calls == ["delete_file"]
 
 
 @pytest.mark.parametrize("source", ["to_state", "from_json"])
