@@ -131,14 +131,16 @@ def two_nested_calls():
     return Agent(name="outer", model=ScriptedModel(calls, [message("done")]), tools=[tool])
 
 
+@pytest.mark.parametrize("source", ["to_state", "from_json"])
 @pytest.mark.parametrize("how", RESUME)
-async def test_kept_released_result_of_a_resumed_nested_approval_frees_every_agent(how):
+async def test_kept_released_result_of_a_resumed_nested_approval_frees_every_agent(how, source):
     """reviewer r024e 1: approve what an agent tool's inner run asked for, resume, keep the
     finished result and release it: nothing of the interrupted turn (its processed response,
-    whose agent tool holds the inner agent) may stay with it."""
+    whose agent tool holds the inner agent) may stay with it. reviewer r024h 4: from a state
+    rebuilt by `from_json()`, whose items are objects of their own, too."""
     outer, _ = nested_interruption()
     refs = watch(outer)
-    interrupted, state = await nested_state(outer, "all")
+    interrupted, state = await nested_state(outer, "all", source)
     result = await resume(outer, state, how)
     assert result.final_output == "done"
     result.release_agents()
