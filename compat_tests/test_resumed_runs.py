@@ -5,6 +5,7 @@ drops its state and agent, the agent is freed."""
 
 import dataclasses
 import gc
+import sys
 import weakref
 
 import pytest
@@ -183,6 +184,12 @@ async def test_kept_released_result_whose_streamed_agent_tool_awaits_approval_fr
     await all_collected(refs, "with the released result kept", kept=result)
 
 
+needs_mcp = pytest.mark.skipif(
+    sys.version_info < (3, 10), reason="the SDK's MCP support needs Python 3.10 (the mcp package)"
+)
+
+
+@needs_mcp
 @pytest.mark.parametrize("how", RESUME)
 async def test_a_released_result_interrupted_on_an_mcp_tool_resumes(how):
     """reviewer r024h 1: the tool an MCP server lists is made for the run and is no agent's;
