@@ -563,17 +563,17 @@ def nested_interruption(**options: Any) -> tuple[Agent[Any], dict[str, Any]]:
     return Agent(name="outer", model=model, tools=tools), {}
 
 
-def approval_mcp_server() -> Any:
-    """A local MCP server (no process) with one tool, `delete_file`, that needs approval; the
-    calls it served are in its `calls`. The SDK makes a `FunctionTool` of it for each run: no
-    agent has it."""
+def approval_mcp_server(require_approval: Any = "always") -> Any:
+    """A local MCP server (no process) with one tool, `delete_file`, that needs approval (as
+    `require_approval` says); the calls it served are in its `calls`. The SDK makes a
+    `FunctionTool` of it for each run: no agent has it."""
     from agents.mcp import MCPServer
     from mcp.types import CallToolResult, ListPromptsResult, TextContent
     from mcp.types import Tool as MCPTool
 
     class ApprovalMCPServer(MCPServer):
         def __init__(self) -> None:
-            super().__init__(require_approval="always")
+            super().__init__(require_approval=require_approval)
             self.calls: list[str] = []
 
         @property

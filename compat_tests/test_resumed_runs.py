@@ -3,6 +3,7 @@ call) gives a result whose release leaves that state as it was: still the caller
 serialisable and resumable. The result's own references are still released: once the caller
 drops its state and agent, the agent is freed."""
 
+import copy
 import dataclasses
 import gc
 import sys
@@ -210,6 +211,60 @@ async def test_a_released_result_interrupted_on_an_mcp_tool_resumes(how):
     resumed = await Runner.run(agent, state)
     assert resumed.final_output == "done"
     assert server.calls == ["delete_file"]
+
+
+def always(context, agent, tool):
+    return True
+
+
+@needs_mcp
+@pytest.mark.parametrize("policy", ["always", "callable"])
+@pytest.mark.parametrize("how", RESUME)
+async def test_kept_released_result_interrupted_on_an_mcp_tool_frees_its_agent(how, policy):
+    """reviewers r32a, r32d: the result keeps the tool an MCP server made for the run (it is no
+    agent's, and the resume needs it); with a callable `require_approval`, the SDK gives that
+    tool an approval check that is passed the agent, and the check must not keep it."""
+    server = approval_mcp_server(require_approval="always" if policy == "always" else always)
+    agent = Agent(
+        name="mcp_user",
+        model=ScriptedModel([tool_call("delete_file", {"path": "a.txt"})], [message("done")]),
+        mcp_servers=[server],
+    )
+    refs = watch(agent)
+    result = await run(agent, how, "Delete a.txt")
+    assert result.interruptions
+    result.release_agents()
+    del agent
+    await all_collected(refs, "with the released result kept", kept=result)
+
+
+@pytest.mark.parametrize("how", RESUME)
+async def test_a_nested_run_resumed_after_release_reads_the_outer_agent(how):
+    """reviewer r024i 1: an agent tool's nested run has the tool call's context, whose `agent`
+    is the outer agent. Resumed after the outer result's release, the nested run reads it as
+    before; so do copies of the released nested result's context, while the agent lives."""
+    seen, nested_results = [], []
+
+    async def extract(nested):
+        nested_results.append(nested)
+        seen.append(nested.context_wrapper.agent)
+        return str(nested.final_output)
+
+    outer, _ = nested_interruption(custom_output_extractor=extract)
+    interrupted = await run(outer, how)
+    assert interrupted.interruptions
+    interrupted.release_agents()
+    state = interrupted.to_state()
+    state.approve(state.get_interruptions()[0])
+    seen.clear()  # some releases call the extractor on the interrupted nested run too
+    result = await resume(outer, state, how)
+    assert result.final_output == "done"
+    assert seen and all(agent is outer for agent in seen)
+    nested = nested_results[-1]
+    nested.release_agents()
+    assert copy.copy(nested.context_wrapper).agent is outer
+    # A deep copy of an unreleased context copies its agent; of a released one, it shares it.
+    assert getattr(copy.deepcopy(nested.context_wrapper).agent, "name", None) == "outer"
 
 
 @pytest.mark.parametrize("source", ["to_state", "from_json"])

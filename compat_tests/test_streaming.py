@@ -286,16 +286,19 @@ async def test_released_stream_frees_agent_and_leaves_nothing_to_log(scenario, c
     assert not [r.getMessage() for r in caplog.records if r.name == "asyncio"]
 
 
-@pytest.mark.parametrize("read", ["read_all", "read_one"])
-def test_release_in_a_later_event_loop(read):
+@pytest.mark.parametrize("where", ["later_loop", "no_loop"])
+@pytest.mark.parametrize("read", ["read_all", "read_one", "unread"])
+def test_release_in_a_later_event_loop(read, where):
     """reviewer r024 r4: a streamed result kept past its run's `asyncio.run()` and released in
     a later one (a cache swept by a later job), or outside any event loop: release_agents()
-    raises nothing and frees the agent."""
+    raises nothing and frees the agent. reviewer r024i 2: also when the stream was never read,
+    so that its cleanup (which release can start only on the run's own loop) has not run."""
 
     async def first():
         agent = answering_agent()
         result = Runner.run_streamed(agent, "Go")
-        await (read_all if read == "read_all" else read_one)(result)
+        if read != "unread":
+            await (read_all if read == "read_all" else read_one)(result)
         await run_over(result)
         return result, weakref.ref(agent)
 
@@ -303,8 +306,9 @@ def test_release_in_a_later_event_loop(read):
         result.release_agents()
 
     result, ref = asyncio.run(first())
-    asyncio.run(later(result))
-    result.release_agents()  # and outside any event loop
+    if where == "later_loop":
+        asyncio.run(later(result))
+    result.release_agents()  # (again) outside any event loop
     assert collected(ref)
     assert result.final_output == "Paris"
 
