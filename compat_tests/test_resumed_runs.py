@@ -190,6 +190,12 @@ needs_mcp = pytest.mark.skipif(
 )
 
 
+def mcp_user(server):
+    """An agent that asks the MCP server to delete a file, then says it is done."""
+    model = ScriptedModel([tool_call("delete_file", {"path": "a.txt"})], [message("done")])
+    return Agent(name="mcp_user", model=model, mcp_servers=[server])
+
+
 @needs_mcp
 @pytest.mark.parametrize("how", RESUME)
 async def test_a_released_result_interrupted_on_an_mcp_tool_resumes(how):
@@ -197,11 +203,7 @@ async def test_a_released_result_interrupted_on_an_mcp_tool_resumes(how):
     release held it weakly, so `to_state()` of the released result found it gone and raised
     while the agent and the server were alive. Upstream resumes."""
     server = approval_mcp_server()
-    agent = Agent(
-        name="mcp_user",
-        model=ScriptedModel([tool_call("delete_file", {"path": "a.txt"})], [message("done")]),
-        mcp_servers=[server],
-    )
+    agent = mcp_user(server)
     result = await run(agent, how, "Delete a.txt")
     assert result.interruptions
     result.release_agents()
@@ -213,7 +215,7 @@ async def test_a_released_result_interrupted_on_an_mcp_tool_resumes(how):
     assert server.calls == ["delete_file"]
 
 
-def always(context, agent, tool):
+def approve_every_call(context, agent, tool):
     return True
 
 
@@ -224,12 +226,10 @@ async def test_kept_released_result_interrupted_on_an_mcp_tool_frees_its_agent(h
     """reviewers r32a, r32d: the result keeps the tool an MCP server made for the run (it is no
     agent's, and the resume needs it); with a callable `require_approval`, the SDK gives that
     tool an approval check that is passed the agent, and the check must not keep it."""
-    server = approval_mcp_server(require_approval="always" if policy == "always" else always)
-    agent = Agent(
-        name="mcp_user",
-        model=ScriptedModel([tool_call("delete_file", {"path": "a.txt"})], [message("done")]),
-        mcp_servers=[server],
+    server = approval_mcp_server(
+        require_approval="always" if policy == "always" else approve_every_call
     )
+    agent = mcp_user(server)
     refs = watch(agent)
     result = await run(agent, how, "Delete a.txt")
     assert result.interruptions
